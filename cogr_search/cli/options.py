@@ -1,0 +1,29 @@
+"""Options shared by several commands, so each is spelled and documented once."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+
+from cogr_search.settings import Settings, load_settings
+
+opensearch_url = click.option(
+    "--opensearch-url",
+    envvar="COGR_OPENSEARCH_URL",
+    default=None,
+    help="An existing cluster (default: the local node started by `cogr-search opensearch start`).",
+)
+json_output = click.option("--json", "as_json", is_flag=True, help="Print one JSON object on stdout, nothing else.")
+
+
+def settings_from(**flags: object) -> Settings:
+    """Settings with the command's flags laid over the `COGR_*` environment."""
+    return load_settings(**flags)
+
+
+def emit_json(payload: dict) -> None:
+    """The `--json` contract: exactly one JSON object on stdout."""
+    sys.stdout.write(json.dumps(payload, sort_keys=True) + "\n")
+    sys.stdout.flush()

@@ -1,0 +1,75 @@
+"""The index template of mappings/ and the names of versioned indices behind an alias.
+
+Each alias NAME is served by concrete indices `NAME-r<round>-<n>` (DESIGN.md section 3);
+the template matches `NAME-r*` so every version gets the same mapping.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from cogr_search.errors import CogrError
+
+TEMPLATE_FILE = "cogr-items.json"
+_VERSION_RE = r"^{alias}-r(\d+)-(\d+)$"
+_NAME_RE = re.compile(r"^[a-z0-9][a-z0-9_.-]*$")
+
+
+def mappings_dir() -> Path:
+    """`COGR_MAPPINGS_DIR`, else the repository's mappings/ folder."""
+    override = os.environ.get("COGR_MAPPINGS_DIR")
+    return Path(override) if override else Path(__file__).resolve().parents[2] / "mappings"
+
+
+def template_name(alias: str) -> str:
+    return f"cogr-{alias}"
+
+
+def index_template(alias: str) -> dict:
+    """The template body for `alias`, read from mappings/ and scoped to its versions."""
+    body = json.loads((mappings_dir() / TEMPLATE_FILE).read_text())
+    body.pop("_comment", None)
+    body["index_patterns"] = [f"{alias}-r*"]
+    return body
+
+
+def item_properties() -> dict:
+    """Field mappings of an item document, for checks and for tests."""
+    return index_template("x")["template"]["mappings"]["properties"]
+
+
+def check_alias_name(alias: str) -> None:
+    """OpenSearch index names are lowercase and restricted; say so before the cluster does."""
+    if not _NAME_RE.match(alias) or len(alias) > 200:
+        raise CogrError(
+            f"--index {alias!r}: use lowercase letters, digits, '-', '_' or '.', not starting with '-', '_' or '.'"
+        )
+
+
+@dataclass(frozen=True, order=True)
+class IndexVersion:
+    """One concrete index behind an alias: `<alias>-r<round>-<n>`."""
+
+    round: int
+    n: int
+    alias: str
+
+    @property
+    def name(self) -> str:
+        return f"{self.alias}-r{self.round}-{self.n}"
+
+    @classmethod
+    def parse(cls, alias: str, index_name: str) -> "IndexVersion | None":
+        match = re.match(_VERSION_RE.format(alias=re.escape(alias)), index_name)
+        return cls(int(match.group(1)), int(match.group(2)), alias) if match else None
+
+
+def next_version(alias: str, existing: list[str], round_: int) -> IndexVersion:
+    """A fresh version name for `round_`: n is one more than any version seen so far."""
+    versions = [v for v in (IndexVersion.parse(alias, name) for name in existing) if v]
+    n = max((v.n for v in versions), default=0) + 1
+    return IndexVersion(round_, n, alias)

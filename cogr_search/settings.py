@@ -1,0 +1,47 @@
+"""Settings shared by every command: flags first, then `COGR_*` environment variables.
+
+pydantic-settings reads the environment; the CLI passes flags as overrides, so a value
+given on the command line always wins over the environment, which wins over defaults.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import Field, SecretStr
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+def _default_home() -> Path:
+    return Path.home() / ".cache" / "cogr-search"
+
+
+class Settings(BaseSettings):
+    """Where OpenSearch is, how to reach it, and where local state lives."""
+
+    model_config = SettingsConfigDict(env_prefix="COGR_", extra="ignore")
+
+    opensearch_url: str | None = Field(
+        default=None,
+        description="An existing cluster; when unset, the local node under `home` is used.",
+    )
+    opensearch_user: str | None = None
+    opensearch_password: SecretStr | None = None
+    opensearch_verify_certs: bool = True
+    opensearch_ca_certs: Path | None = None
+    opensearch_timeout_s: float = 30.0
+    opensearch_retries: int = Field(default=4, ge=0, description="Retries of transient failures.")
+    opensearch_retry_max_wait_s: float = 8.0
+
+    home: Path = Field(default_factory=_default_home, description="Caches and the local node.")
+    local_port: int = 9200
+    local_heap: str = "1g"
+
+    @property
+    def local_node_home(self) -> Path:
+        return self.home / "opensearch"
+
+
+def load_settings(**overrides: object) -> Settings:
+    """Build settings from the environment, with non-None overrides (CLI flags) on top."""
+    return Settings(**{k: v for k, v in overrides.items() if v is not None})
