@@ -6,9 +6,38 @@ figures and the command that produced them are recorded in benchmarks/.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
+
+from cogr_search.cli.options import emit_json, json_output, settings_from
 
 
 @click.group()
 def bench() -> None:
     """Measure ingest, rewards, generation, sync and search speed on this machine."""
+
+
+@bench.command("ingest")
+@click.option("--data", "data", required=True, type=click.Path(exists=True, file_okay=False, path_type=Path),
+              help="Catalog directory (BEIR or WANDS layout).")
+@click.option("--port", type=int, default=9250, show_default=True, help="HTTP port of the throwaway node.")
+@click.option("--heap", default="1g", show_default=True)
+@click.option("--max-items", type=int, default=None, help="Index only the first N items.")
+@json_output
+def ingest_bench(data: Path, port: int, heap: str, max_items: int | None, as_json: bool) -> None:
+    """Start a fresh local node and compare streaming_bulk with raw _bulk on DATA's items."""
+    from cogr_search.bench import ingest
+
+    result = ingest.run(data, settings_from(), port=port, heap=heap, max_items=max_items)
+    _print(result, as_json)
+
+
+def _print(result: dict, as_json: bool) -> None:
+    """One JSON object with --json, else one `key: value` line per figure."""
+    if as_json:
+        emit_json(result)
+        return
+    width = max(len(key) for key in result)
+    for key, value in result.items():
+        click.echo(f"{key:<{width}}  {value}")

