@@ -1,0 +1,136 @@
+"""Keyword normalization and parsing: the one definition of "the same keyword".
+
+Matching in CoGR is exact equality of normalized keywords (DESIGN.md section 1), so
+the shadow index, OpenSearch documents, the serving path and the Java plugin must all
+normalize identically. The rules below are mirrored in Java (plugins/) and pinned by
+the shared test vectors in tests/vectors/normalize.jsonl; change them only together.
+
+`normalize(text)`:
+1. Unicode NFKC (full-width letters, ligatures, NBSP and other compatibility forms fold
+   to their plain equivalents).
+2. Lowercase with the locale-independent full Unicode mapping (Python `str.lower`, Java
+   `toLowerCase(Locale.ROOT)`): "İ" becomes "i̇", "ß" stays "ß" (no case folding).
+3. Control and format characters (categories Cc, Cf: soft hyphen, zero-width space,
+   joiners, BOM) are removed, except whitespace controls, which count as whitespace.
+4. Every run of whitespace (the characters in `WHITESPACE`) becomes one space.
+5. Leading and trailing characters that are whitespace, punctuation (categories P*),
+   or "decorative" symbols (So: emoji, ®, ©, °; Sk: backtick, ^) are stripped.
+   Math and currency symbols (Sm, Sc) are kept: "c++", "$5", "<10" survive.
+6. The result may be "" (nothing left); callers drop it.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+DEFAULT_K_MAX = 30
+"""Keyword-set budget K_max (paper Section 3.3): larger sets are *oversized*."""
+
+MAX_KEYWORD_CHARS = 128
+"""Generated items longer than this are run-on text, not keywords: `parse_keywords`
+drops them. (Titles and queries used as keywords are not subject to it.)"""
+
+WHITESPACE = (
+    "\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f \x85\xa0\u1680"
+    "\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a"
+    "\u2028\u2029\u202f\u205f\u3000"
+)
+"""Exactly the characters Python's `str.isspace` accepts, spelled out for the Java port."""
+
+_STRIP_CATEGORIES = frozenset({"Pc", "Pd", "Ps", "Pe", "Pi", "Pf", "Po", "So", "Sk"})
+_DROP_CATEGORIES = frozenset({"Cc", "Cf"})
+_WHITESPACE_SET = frozenset(WHITESPACE)
+_WHITESPACE_RUN = re.compile("[" + re.escape(WHITESPACE) + "]+")
+
+
+def _is_edge_junk(char: str) -> bool:
+    return char in _WHITESPACE_SET or unicodedata.category(char) in _STRIP_CATEGORIES
+
+
+def _drop_invisible(text: str) -> str:
+    """Remove Cc/Cf characters that are not whitespace (soft hyphen, ZWSP, BOM, ...)."""
+    if text.isprintable():  # fast path: no Cc/Cf/Z* except plain space
+        return text
+    return "".join(
+        c for c in text if c in _WHITESPACE_SET or unicodedata.category(c) not in _DROP_CATEGORIES
+    )
+
+
+def normalize(text: str) -> str:
+    """The canonical form of one keyword (rules in the module docstring); "" if empty."""
+    text = unicodedata.normalize("NFKC", text).lower()
+    text = _drop_invisible(text)
+    start, end = 0, len(text)
+    while start < end and _is_edge_junk(text[start]):
+        start += 1
+    while end > start and _is_edge_junk(text[end - 1]):
+        end -= 1
+    return _WHITESPACE_RUN.sub(" ", text[start:end])
+
+
+def keyword_set(keywords: Iterable[str]) -> list[str]:
+    """Normalize an already-split list, drop empties, de-duplicate keeping first order."""
+    seen: dict[str, None] = {}
+    for keyword in keywords:
+        norm = normalize(keyword)
+        if norm:
+            seen.setdefault(norm, None)
+    return list(seen)
+
+
+def representation(keywords: Iterable[str], text: str, k_max: int | None = DEFAULT_K_MAX) -> list[str]:
+    """`S ∪ {normalize(text)}`: what an item (text = title) or query (text = q) matches with.
+
+    `S` is truncated to `k_max` first, as at serving time, so the shadow index and the
+    documents written to OpenSearch hold the same set.
+    """
+    base = keyword_set(keywords)
+    if k_max is not None:
+        base = base[:k_max]
+    return keyword_set([*base, text])
+
+
+@dataclass(frozen=True)
+class ParsedKeywords:
+    """Generator output as a keyword set; `oversized` means more than k_max distinct."""
+
+    keywords: list[str]
+    oversized: bool
+
+
+_SEPARATORS = re.compile(r"[,;\n\r\u2028\u2029\uff0c\uff1b\u3001]")
+_LIST_MARKER = re.compile(
+    r"""^\s*(?:
+        \(?\d{1,3}[.):](?=\s|$)      # 1.  2)  (3)  4:
+      | [-*\u2022\u00b7\u2013\u2014+>#]+(?=\s|$)   # bullets: - * • · – — + > #
+    )\s*""",
+    re.VERBOSE,
+)
+_LABEL = re.compile(r"^\s*(?:keywords?|output|answer)\s*:\s*", re.IGNORECASE)
+_QUOTES = "\"'`\u2018\u2019\u201a\u201b\u201c\u201d\u201e\u00ab\u00bb\u2039\u203a"
+
+
+def _clean_item(item: str) -> str:
+    item = _LIST_MARKER.sub("", item, count=1)
+    return item.strip().strip(_QUOTES)
+
+
+def parse_keywords(text: str, k_max: int = DEFAULT_K_MAX) -> ParsedKeywords:
+    """Parse generator output (comma/semicolon/newline lists, numbered or bulleted).
+
+    All distinct keywords are kept, in first-seen order; callers truncate with
+    `keywords[:k_max]` when serving. Items longer than `MAX_KEYWORD_CHARS` after
+    normalization are dropped: an unbroken run-on sentence is not a keyword and would
+    exceed what a keyword field should hold.
+    """
+    text = _LABEL.sub("", text, count=1)
+    seen: dict[str, None] = {}
+    for raw in _SEPARATORS.split(text):
+        norm = normalize(_clean_item(raw))
+        if norm and len(norm) <= MAX_KEYWORD_CHARS:
+            seen.setdefault(norm, None)
+    keywords = list(seen)
+    return ParsedKeywords(keywords=keywords, oversized=len(keywords) > k_max)
