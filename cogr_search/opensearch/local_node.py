@@ -1,0 +1,625 @@
+"""A real single-node OpenSearch 2.19 on 127.0.0.1, without Docker.
+
+Why: tests and the default local run need a *real* OpenSearch (same analyzers, BM25 and
+query semantics as production), and the development machines have neither Docker nor a
+way to download a distribution. The Java launcher in ``plugins/local-node`` starts one
+from Maven Central jars (DESIGN.md section 3); this module builds it when needed, runs
+it in the background, and keeps a record of it in ``<home>/node.json`` so that any later
+process (the CLI, the test fixture, a benchmark) can find, reuse or stop exactly that
+node.
+
+Only the standard library is used, so this works on a host without the ML stack and
+before ``opensearch-py`` is installed.
+
+Layout of a node home::
+
+    <home>/node.json        pid, port, url, started_at, ... of the running node
+    <home>/config/          log4j2.properties written by the launcher
+    <home>/data/            indices (kept across restarts)
+    <home>/logs/            OpenSearch logs, and node.out (the launcher's stdout/stderr)
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as _dt
+import errno
+import fcntl
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from cogr_search.errors import CogrError
+
+__all__ = [
+    "LocalNodeError",
+    "NodeInfo",
+    "NodeStatus",
+    "ensure_built",
+    "launcher_jar",
+    "plugins_dir",
+    "start",
+    "status",
+    "stop",
+]
+
+HOST = "127.0.0.1"
+MAIN_CLASS = "org.cogr.opensearch.node.LocalNode"
+# The launcher prints exactly this, then the URL, once the node has started.
+STARTED_MARKER = "COGR_NODE_STARTED"
+RECORD_NAME = "node.json"
+# The launcher's default: transport port = HTTP port + 100.
+TRANSPORT_OFFSET = 100
+# How often start/stop look at the process and the log; short, so waits end promptly.
+POLL_INTERVAL_S = 0.2
+# A first build downloads ~80 jars from Maven Central; generous but bounded.
+BUILD_TIMEOUT_S = 1800.0
+_HEAP_RE = re.compile(r"^[1-9][0-9]*[kKmMgG]?$")
+
+# Popen objects of nodes started by this process. Holding them keeps Python from warning
+# that a subprocess is "still running" when the object is collected, and lets stop() reap
+# its own child: an unreaped child stays a zombie and would look alive.
+_CHILDREN: dict[int, subprocess.Popen[bytes]] = {}
+
+
+class LocalNodeError(CogrError):
+    """The local node could not be built, started or stopped; the message is one line."""
+
+
+@dataclass(frozen=True)
+class NodeInfo:
+    """A running node started from ``home``.
+
+    ``start_seconds`` is the time from launching the JVM until the cluster answered yellow
+    (recorded at start; a reused node reports the figure of its own start).
+    """
+
+    pid: int
+    port: int
+    url: str
+    home: Path
+    start_seconds: float
+
+
+@dataclass(frozen=True)
+class NodeStatus:
+    """What ``status`` found: ``version`` is None when the node does not answer (yet)."""
+
+    running: bool
+    pid: int | None
+    url: str | None
+    version: str | None
+
+
+# --------------------------------------------------------------------------- build
+
+
+def plugins_dir() -> Path:
+    """The Maven project of the launcher: ``$COGR_PLUGINS_DIR``, else ``<repo>/plugins``.
+
+    The override exists for installs where the package does not sit inside a checkout.
+    """
+    override = os.environ.get("COGR_PLUGINS_DIR")
+    if override:
+        return Path(override).expanduser().resolve()
+    return Path(__file__).resolve().parents[2] / "plugins"
+
+
+def launcher_jar() -> Path:
+    """Where the Maven build puts the launcher (its dependencies are in ``lib/`` beside it)."""
+    return plugins_dir() / "local-node" / "target" / "local-node.jar"
+
+
+def _build_inputs(root: Path) -> Iterator[Path]:
+    """Every file whose change requires a rebuild: the poms and all module sources."""
+    yield from root.glob("pom.xml")
+    yield from root.glob("*/pom.xml")
+    for src in root.glob("*/src"):
+        yield from (p for p in src.rglob("*") if p.is_file())
+
+
+def _needs_build(jar: Path) -> bool:
+    lib = jar.parent / "lib"
+    if not jar.is_file() or not lib.is_dir() or not any(lib.glob("opensearch-*.jar")):
+        return True
+    built = jar.stat().st_mtime
+    return any(p.stat().st_mtime > built for p in _build_inputs(plugins_dir()))
+
+
+@contextlib.contextmanager
+def _file_lock(path: Path) -> Iterator[None]:
+    """An exclusive advisory lock, so that concurrent callers build or start only once."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a+b") as handle:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+
+
+def ensure_built(quiet: bool = True) -> Path:
+    """Build the launcher with Maven unless it is up to date; return the jar's path.
+
+    Up to date means the jar and its ``lib/`` exist and no pom.xml nor file under
+    ``plugins/*/src`` is newer than the jar. Maven's full output goes to
+    ``plugins/target/maven-build.log`` (and to stderr when ``quiet`` is False); a failure
+    raises ``LocalNodeError`` naming that log.
+    """
+    root = plugins_dir()
+    jar = launcher_jar()
+    if not (root / "pom.xml").is_file():
+        raise LocalNodeError(f"no Maven project at {root} (set COGR_PLUGINS_DIR to the plugins/ folder)")
+    if not _needs_build(jar):
+        return jar
+    for tool in ("java", "mvn"):
+        if shutil.which(tool) is None:
+            raise LocalNodeError(
+                f"'{tool}' is not on PATH: the local OpenSearch node needs Java 17+ and Maven 3.8+ "
+                "(or set COGR_OPENSEARCH_URL to use an existing cluster)"
+            )
+    target = root / "target"
+    log_path = target / "maven-build.log"
+    with _file_lock(target / ".build.lock"):
+        if not _needs_build(jar):  # another process built it while we waited
+            return jar
+        cmd = ["mvn", "-B", "-Dstyle.color=never", "-f", str(root / "pom.xml"), "-DskipTests", "package"]
+        if quiet:
+            cmd.insert(1, "-q")
+        rc = _run_logged(cmd, log_path, echo=not quiet)
+        if rc != 0:
+            raise LocalNodeError(f"Maven build of {root} failed (exit {rc}); see {log_path}")
+        if not jar.is_file():
+            raise LocalNodeError(f"Maven build succeeded but {jar} is missing; see {log_path}")
+        # Maven may leave an unchanged jar with its old mtime; mark it as built now so the
+        # staleness check does not rebuild on every call.
+        os.utime(jar)
+    return jar
+
+
+def _run_logged(cmd: list[str], log_path: Path, echo: bool) -> int:
+    """Run ``cmd``, writing its output to ``log_path`` (and stderr if ``echo``)."""
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    deadline = time.monotonic() + BUILD_TIMEOUT_S
+    with open(log_path, "wb") as log:
+        log.write(("$ " + " ".join(cmd) + "\n").encode())
+        log.flush()
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        assert proc.stdout is not None
+        try:
+            for line in proc.stdout:
+                log.write(line)
+                if echo:
+                    sys.stderr.buffer.write(line)
+                    sys.stderr.flush()
+                if time.monotonic() > deadline:
+                    proc.kill()
+                    break
+            return proc.wait()
+        except BaseException:
+            proc.kill()
+            proc.wait()
+            raise
+
+
+# --------------------------------------------------------------------------- processes
+
+
+def _proc_state(pid: int) -> str | None:
+    """The one-letter state from /proc/<pid>/stat, or None where /proc does not tell."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    # The command name is in parentheses and may hold spaces: the state follows the last ')'.
+    return stat.rsplit(")", 1)[-1].split()[0]
+
+
+def _reap(pid: int) -> None:
+    """Collect the exit status of a node this process started, so it is no zombie.
+
+    A node started by another process is not our child: its parent (or init) reaps it.
+    """
+    proc = _CHILDREN.get(pid)
+    if proc is not None and proc.poll() is not None:
+        _CHILDREN.pop(pid, None)
+
+
+def _alive(pid: int) -> bool:
+    """Whether ``pid`` is a live process (a zombie counts as dead)."""
+    if pid <= 0:
+        return False
+    _reap(pid)
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass  # exists, owned by someone else
+    return _proc_state(pid) != "Z"
+
+
+def _cmdline(pid: int) -> list[str]:
+    """The argv of ``pid``: from /proc on Linux, from ``ps`` elsewhere; [] if unknown."""
+    try:
+        raw = Path(f"/proc/{pid}/cmdline").read_bytes()
+        return [a.decode(errors="replace") for a in raw.split(b"\0") if a]
+    except FileNotFoundError:
+        if Path("/proc/self").exists():
+            return []  # Linux, and the process is gone
+    except OSError:
+        return []
+    try:
+        out = subprocess.run(
+            ["ps", "-o", "command=", "-p", str(pid)], capture_output=True, text=True, timeout=5, check=False
+        ).stdout
+    except (OSError, subprocess.SubprocessError):
+        return []
+    return out.split()
+
+
+def _is_our_node(pid: int, home: Path) -> bool:
+    """Whether ``pid`` is the launcher of *this* home, not a process that reused the pid."""
+    argv = _cmdline(pid)
+    if MAIN_CLASS not in argv:
+        return False
+    if "--home" in argv:
+        i = argv.index("--home")
+        if i + 1 < len(argv):
+            with contextlib.suppress(OSError):
+                return Path(argv[i + 1]).resolve() == home
+    return True
+
+
+def _port_free(port: int) -> bool:
+    """Whether a server could bind 127.0.0.1:``port`` now.
+
+    SO_REUSEADDR mirrors what the JVM and Netty do, so that connections lingering in
+    TIME_WAIT do not count as "in use" while a listener does.
+    """
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((HOST, port))
+        except OSError as err:
+            if err.errno in (errno.EADDRINUSE, errno.EACCES):
+                return False
+            raise
+    return True
+
+
+# --------------------------------------------------------------------------- HTTP
+
+
+def _get_json(url: str, timeout: float) -> dict | None:
+    """GET ``url`` and decode JSON; None on any connection or HTTP error."""
+    try:
+        with urllib.request.urlopen(url, timeout=timeout) as resp:  # noqa: S310 (loopback only)
+            return json.loads(resp.read().decode("utf-8"))
+    except (urllib.error.URLError, OSError, ValueError):
+        return None
+
+
+def _version(url: str, timeout: float = 3.0) -> str | None:
+    body = _get_json(url.rstrip("/") + "/", timeout)
+    if not body:
+        return None
+    return (body.get("version") or {}).get("number")
+
+
+def _health_ok(url: str, wait_s: float) -> bool:
+    """Ask the cluster to reach yellow within ``wait_s``; True once it has."""
+    wait_ms = max(100, int(wait_s * 1000))
+    body = _get_json(
+        f"{url.rstrip('/')}/_cluster/health?wait_for_status=yellow&timeout={wait_ms}ms",
+        timeout=wait_s + 5.0,
+    )
+    return bool(body) and not body.get("timed_out", True) and body.get("status") in ("yellow", "green")
+
+
+# --------------------------------------------------------------------------- record
+
+
+def _record_path(home: Path) -> Path:
+    return home / RECORD_NAME
+
+
+def _read_record(home: Path) -> dict | None:
+    try:
+        record = json.loads(_record_path(home).read_text())
+        record["pid"], record["port"] = int(record["pid"]), int(record["port"])
+        record["url"] = str(record["url"])
+    except (OSError, ValueError, KeyError, TypeError):
+        # Absent, or torn / hand-edited so that it cannot identify a process: no record.
+        return None
+    return record
+
+
+def _write_record(home: Path, record: dict) -> None:
+    """Write node.json atomically, so a reader never sees half of it."""
+    path = _record_path(home)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(record, indent=2) + "\n")
+    os.replace(tmp, path)
+
+
+def _remove_record(home: Path) -> None:
+    with contextlib.suppress(FileNotFoundError):
+        _record_path(home).unlink()
+
+
+def _info_from_record(home: Path, record: dict) -> NodeInfo:
+    return NodeInfo(
+        pid=int(record["pid"]),
+        port=int(record["port"]),
+        url=str(record["url"]),
+        home=home,
+        start_seconds=float(record.get("start_seconds", 0.0)),
+    )
+
+
+def _norm_home(home: Path | str) -> Path:
+    return Path(home).expanduser().resolve()
+
+
+# --------------------------------------------------------------------------- start
+
+
+def _last_meaningful_line(path: Path) -> str:
+    """The last line of the launcher's output that says something (not a stack frame)."""
+    try:
+        lines = path.read_text(errors="replace").splitlines()
+    except OSError:
+        return "(no output)"
+    skip = re.compile(r"^\s*(at |\.\.\. \d+ more|Caused by:|Suppressed:|\s*$)")
+    for line in reversed(lines):
+        if not skip.match(line):
+            return line.strip()[:500]
+    return "(no output)"
+
+
+def _read_marker(out_path: Path) -> str | None:
+    """The URL from the launcher's started line, once it has been written."""
+    try:
+        text = out_path.read_text(errors="replace")
+    except OSError:
+        return None
+    for line in text.splitlines():
+        if line.startswith(STARTED_MARKER + " "):
+            return line[len(STARTED_MARKER) + 1 :].strip()
+    return None
+
+
+def start(home: Path, port: int = 9200, heap: str = "1g", timeout: float = 180.0) -> NodeInfo:
+    """Start the node of ``home`` in the background and wait until it answers yellow.
+
+    Idempotent: if the node recorded in ``<home>/node.json`` is alive and answers, it is
+    returned as is (even if ``port`` differs: one home, one node). Otherwise the port is
+    checked, the launcher built if needed (the build is not counted in ``timeout``), the
+    JVM started in its own session with ``-Xms``/``-Xmx`` = ``heap`` and output in
+    ``<home>/logs/node.out``, and this call waits up to ``timeout`` seconds for the
+    started line and a yellow cluster. Raises ``LocalNodeError`` on a busy port, a failed
+    build, a JVM that dies (with its last log line) or a timeout (the JVM is then stopped).
+    """
+    home = _norm_home(home)
+    if not 1 <= port <= 65535 - TRANSPORT_OFFSET:
+        raise LocalNodeError(f"port {port} is out of range (1-{65535 - TRANSPORT_OFFSET}; transport uses port+100)")
+    if not _HEAP_RE.match(heap):
+        raise LocalNodeError(f"heap {heap!r} is not a JVM size such as 512m or 1g")
+    home.mkdir(parents=True, exist_ok=True)
+
+    with _file_lock(home / ".node.lock"):
+        existing = _reuse_existing(home, timeout)
+        if existing is not None:
+            return existing
+
+        if not _port_free(port):
+            raise LocalNodeError(
+                f"port {port} on {HOST} is already in use (another OpenSearch node or program listens there); "
+                "choose another port or stop that process"
+            )
+        transport = port + TRANSPORT_OFFSET
+        if not _port_free(transport):
+            raise LocalNodeError(
+                f"port {transport} on {HOST} (the transport port, HTTP port + {TRANSPORT_OFFSET}) is already in use; "
+                "choose another HTTP port"
+            )
+
+        jar = ensure_built()
+        java = shutil.which("java")
+        if java is None:
+            raise LocalNodeError("'java' is not on PATH: the local OpenSearch node needs Java 17+")
+        return _launch(home, port, heap, timeout, java, jar)
+
+
+def _reuse_existing(home: Path, timeout: float) -> NodeInfo | None:
+    """The recorded node if it is ours and answers; clears a stale record."""
+    record = _read_record(home)
+    if record is None:
+        _remove_record(home)  # absent, or unreadable and so useless
+        return None
+    pid = int(record["pid"])
+    if not (_alive(pid) and _is_our_node(pid, home)):
+        _remove_record(home)
+        return None
+    # Alive and ours: it answers at once unless it is still recovering; give it the
+    # same bounded time a fresh start would get.
+    deadline = time.monotonic() + timeout
+    while True:
+        remaining = deadline - time.monotonic()
+        if _health_ok(str(record["url"]), min(5.0, max(remaining, 0.1))):
+            return _info_from_record(home, record)
+        if remaining <= 0 or not _alive(pid):
+            break
+        time.sleep(POLL_INTERVAL_S)
+    if _alive(pid):
+        raise LocalNodeError(
+            f"the node of {home} (pid {pid}) runs but does not answer at {record['url']}; "
+            f"stop it first (see {home / 'logs'})"
+        )
+    _remove_record(home)
+    return None
+
+
+def _launch(home: Path, port: int, heap: str, timeout: float, java: str, jar: Path) -> NodeInfo:
+    logs = home / "logs"
+    logs.mkdir(parents=True, exist_ok=True)
+    out_path = logs / "node.out"
+    if out_path.exists():
+        os.replace(out_path, logs / "node.out.prev")  # keep the last run's output for diagnosis
+    classpath = f"{jar}{os.pathsep}{jar.parent / 'lib'}{os.sep}*"
+    cmd = [
+        java,
+        f"-Xms{heap}",
+        f"-Xmx{heap}",
+        # A node that ran out of heap is of no use to anyone: exit, so start/status notice.
+        "-XX:+ExitOnOutOfMemoryError",
+        "-Djava.awt.headless=true",
+        "-Dfile.encoding=UTF-8",
+        "-cp",
+        classpath,
+        MAIN_CLASS,
+        "--home",
+        str(home),
+        "--http-port",
+        str(port),
+    ]
+    started = time.monotonic()
+    with open(out_path, "wb") as out:
+        # Its own session: the node outlives this process and a Ctrl-C in the terminal
+        # that started it; stop() ends it by pid.
+        proc = subprocess.Popen(
+            cmd, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT, start_new_session=True, cwd=home
+        )
+    _CHILDREN[proc.pid] = proc
+    try:
+        url = _wait_started(proc, out_path, port, started + timeout, timeout)
+    except BaseException:
+        _terminate(proc.pid, grace=20.0)
+        raise
+    start_seconds = time.monotonic() - started
+    record = {
+        "pid": proc.pid,
+        "port": port,
+        "url": url,
+        "started_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "start_seconds": round(start_seconds, 3),
+        "home": str(home),
+        "heap": heap,
+        "transport_port": port + TRANSPORT_OFFSET,
+        "version": _version(url),
+    }
+    _write_record(home, record)
+    return _info_from_record(home, record)
+
+
+def _wait_started(proc: subprocess.Popen[bytes], out_path: Path, port: int, deadline: float, timeout: float) -> str:
+    """Poll until the started line is out and the cluster is yellow; return the URL."""
+    url: str | None = None
+    while True:
+        rc = proc.poll()
+        if rc is not None:
+            _CHILDREN.pop(proc.pid, None)
+            raise LocalNodeError(
+                f"the OpenSearch node exited with status {rc} while starting: "
+                f"{_last_meaningful_line(out_path)} (full output: {out_path})"
+            )
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise LocalNodeError(
+                f"the OpenSearch node on port {port} did not become ready within {timeout:g}s; "
+                f"last output: {_last_meaningful_line(out_path)} (see {out_path})"
+            )
+        if url is None:
+            url = _read_marker(out_path)
+        if url is not None and _health_ok(url, min(2.0, max(remaining, 0.1))):
+            return url
+        time.sleep(POLL_INTERVAL_S)
+
+
+# --------------------------------------------------------------------------- stop
+
+
+def _wait_gone(pid: int, seconds: float) -> bool:
+    deadline = time.monotonic() + seconds
+    while True:
+        proc = _CHILDREN.get(pid)
+        if proc is not None:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(timeout=min(POLL_INTERVAL_S, max(deadline - time.monotonic(), 0.0)))
+        if not _alive(pid):
+            _CHILDREN.pop(pid, None)
+            return True
+        if time.monotonic() >= deadline:
+            return False
+        if proc is None:
+            time.sleep(POLL_INTERVAL_S)
+
+
+def _terminate(pid: int, grace: float) -> bool:
+    """SIGTERM (the launcher's shutdown hook closes the node), SIGKILL after ``grace``."""
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGTERM)
+    if _wait_gone(pid, grace):
+        return True
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGKILL)
+    return _wait_gone(pid, 10.0)
+
+
+def stop(home: Path, timeout: float = 60) -> bool:
+    """Stop the node recorded in ``home``; False if none was running.
+
+    Only the recorded pid is signalled, and only after checking that it is still this
+    home's launcher (a pid reused by another program is left alone and the stale record
+    removed). SIGTERM lets the node flush and release its data lock; SIGKILL follows
+    after ``timeout`` seconds.
+    """
+    home = _norm_home(home)
+    if not home.is_dir():
+        return False
+    with _file_lock(home / ".node.lock"):
+        record = _read_record(home)
+        if record is None:
+            _remove_record(home)
+            return False
+        pid = int(record["pid"])
+        if not (_alive(pid) and _is_our_node(pid, home)):
+            _remove_record(home)
+            return False
+        if not _terminate(pid, grace=timeout):
+            raise LocalNodeError(f"the OpenSearch node of {home} (pid {pid}) did not exit after SIGKILL")
+        _remove_record(home)
+        return True
+
+
+# --------------------------------------------------------------------------- status
+
+
+def status(home: Path) -> NodeStatus:
+    """Whether the node recorded in ``home`` runs, with its URL and version.
+
+    ``running`` is about the process (alive and this home's launcher); ``version`` is
+    None while it does not answer HTTP, e.g. during start. Read-only: a stale record is
+    left for ``start``/``stop`` to clear.
+    """
+    home = _norm_home(home)
+    record = _read_record(home)
+    if record is None:
+        return NodeStatus(running=False, pid=None, url=None, version=None)
+    pid = int(record["pid"])
+    if not (_alive(pid) and _is_our_node(pid, home)):
+        return NodeStatus(running=False, pid=None, url=None, version=None)
+    url = str(record["url"])
+    return NodeStatus(running=True, pid=pid, url=url, version=_version(url))
