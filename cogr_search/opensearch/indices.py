@@ -52,13 +52,13 @@ def alias_target(cluster: Cluster, alias: str) -> str | None:
 
 
 def versions(cluster: Cluster, alias: str) -> list[IndexVersion]:
-    """All concrete versions of `alias` that exist, oldest first."""
+    """All concrete versions of `alias` that exist, oldest (lowest n) first."""
     try:
         names = cluster.call(cluster.client.indices.get, index=f"{alias}-r*", expand_wildcards="open")
     except os_exc.NotFoundError:
         return []
     parsed = (IndexVersion.parse(alias, name) for name in names)
-    return sorted(v for v in parsed if v is not None)
+    return sorted((v for v in parsed if v is not None), key=lambda v: v.n)
 
 
 def create_version(cluster: Cluster, alias: str, round_: int) -> IndexVersion:
@@ -89,5 +89,5 @@ def create_index(cluster: Cluster, alias: str) -> AliasState:
         return AliasState(alias, current, created=False)
     version = create_version(cluster, alias, round_=0)
     swap_alias(cluster, alias, version.name)
-    cluster.call(cluster.client.cluster.health, index=version.name, wait_for_status="yellow", timeout="60s")
+    cluster.call(cluster.client.cluster.health, index=version.name, wait_for_status="yellow")
     return AliasState(alias, version.name, created=True)
