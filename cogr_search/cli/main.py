@@ -39,6 +39,11 @@ def _register() -> None:
 
     cli.add_command(sync_cmd.sync)
     cli.add_command(model_cmd.model)
+    from cogr_search.cli import eval_cmd, ingest_cmd
+
+    cli.add_command(ingest_cmd.ingest)
+    cli.add_command(eval_cmd.eval_command)
+    cli.add_command(eval_cmd.report_command)
 
 
 _register()

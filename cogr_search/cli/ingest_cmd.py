@@ -1,0 +1,52 @@
+"""`cogr-search ingest DATA --index NAME`: bulk-load a catalog's items into an alias."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from cogr_search.cli.options import emit_json, json_output, opensearch_url, settings_from
+
+
+@click.command("ingest")
+@click.argument("data", type=click.Path(exists=True, path_type=Path))
+@click.option("--index", "alias", required=True, help="Alias to load into (created with its first version if missing).")
+@click.option("--columns", default=None, metavar="id=COL,title=COL,description=COL",
+              help="Column mapping for a plain CSV/TSV/JSONL catalog file.")
+@click.option("--chunk-size", type=click.IntRange(1, 10_000), default=500, show_default=True, help="Documents per _bulk request.")
+@opensearch_url
+@json_output
+def ingest(data: Path, alias: str, columns: str | None, chunk_size: int, opensearch_url: str | None, as_json: bool) -> None:
+    """Bulk-load DATA's items (id, title, description) into the index behind --index.
+
+    DATA is a BEIR or WANDS directory, a directory with a cogr-dataset.json, or a single
+    CSV/TSV/JSONL catalog file. Rerunning converges (documents are keyed by item id), so an
+    interrupted load is resumed by running the same command again; keywords already
+    synced into the index are kept.
+    """
+    from cogr_search.data import ColumnMapping, load_dataset
+    from cogr_search.opensearch.client import connect
+    from cogr_search.opensearch.ingest import ingest_items
+
+    dataset = load_dataset(data, columns=ColumnMapping.parse(columns) if columns else None)
+    for note in dataset.notes:
+        click.echo(f"note: {note}", err=True)
+    cluster = connect(settings_from(opensearch_url=opensearch_url))
+    report = ingest_items(
+        cluster, alias, dataset.items.values(), total=len(dataset.items), chunk_size=chunk_size, progress=sys.stderr.isatty()
+    )
+    result = {"data": str(data), "dataset": dataset.name, "opensearch": cluster.url, **report.as_dict()}
+    if as_json:
+        emit_json(result)
+    else:
+        click.echo(
+            f"{report.items} items -> alias {report.alias} ({report.index}): {report.created} created, "
+            f"{report.updated} updated, {report.unchanged} unchanged, {report.failed} failed; "
+            f"{report.documents_in_index} documents in the index; {report.seconds:.1f} s"
+        )
+        for failure in report.failures:
+            click.echo(f"  failed: {failure}", err=True)
+    if report.failed:
+        raise click.ClickException(f"{report.failed} of {report.items} items failed to index (first: {report.failures[0]})")

@@ -1,0 +1,129 @@
+"""Side-by-side reports from saved eval results (`cogr-search eval ... --out X.json`).
+
+A search team compares methods on its own labelled queries in one table; the PNG shows
+precision and recall as the per-query cutoff grows, one line per method, which is where
+a fixed top-K baseline and CoGR's variable-size retrieved set differ. matplotlib is
+imported only when a plot is drawn (the `report` extra).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+from cogr_search.errors import CogrError, InputError
+
+MAIN_COLUMNS = ("P", "R", "F1", "MRR@100", "NDCG@100", "P@100", "R@100", "F1@100")
+CUTOFF_COLUMNS = ("MRR@10", "NDCG@10", "P@10", "R@10", "F1@10", "MRR@1000", "NDCG@1000", "P@1000", "R@1000", "F1@1000")
+REQUIRED = ("method", "P", "R", "F1", "queries")
+
+
+def load_reports(paths: Sequence[Path]) -> list[dict]:
+    reports = []
+    for path in paths:
+        try:
+            report = json.loads(Path(path).read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError, UnicodeDecodeError) as err:
+            raise InputError(f"{path}: not a readable eval report ({err.__class__.__name__}: {err})") from None
+        missing = [key for key in REQUIRED if key not in report] if isinstance(report, dict) else ["(not an object)"]
+        if missing:
+            raise InputError(f"{path}: not an eval report (missing {missing[0]!r}); write one with `cogr-search eval ... --out FILE`")
+        reports.append(report)
+    if not reports:
+        raise InputError("no eval reports given")
+    return reports
+
+
+def label(report: dict) -> str:
+    settings = report.get("settings", {})
+    return f"{report['method']} ({settings.get('dataset', '?')}, {settings.get('split', 'all')})"
+
+
+def _cell(value: object) -> str:
+    if isinstance(value, float):
+        return f"{value:.4f}"
+    return "" if value is None else str(value)
+
+
+def _table(reports: Sequence[dict], columns: Sequence[str], lead: Sequence[str]) -> list[str]:
+    header = [*lead, *columns]
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    for report in reports:
+        settings = report.get("settings", {})
+        values = {
+            "method": report["method"],
+            "dataset": settings.get("dataset", ""),
+            "split": settings.get("split", "all"),
+            "queries": report["queries"],
+            "cutoff": settings.get("cutoff", "set"),
+            "queries/s": report.get("queries_per_s"),
+        }
+        row = [_cell(values[c]) for c in lead] + [_cell(report.get(c)) for c in columns]
+        lines.append("| " + " | ".join(row) + " |")
+    return lines
+
+
+def markdown(reports: Sequence[dict], title: str = "Retrieval evaluation", plot_name: str | None = None) -> str:
+    """The comparison as Markdown: main table (paper Table 2 columns), then @10/@1000."""
+    lines = [f"# {title}", ""]
+    lines += _table(reports, MAIN_COLUMNS, ("method", "dataset", "split", "queries", "cutoff", "queries/s"))
+    lines += ["", "Cutoffs 10 and 1000:", ""]
+    lines += _table(reports, CUTOFF_COLUMNS, ("method", "dataset", "split"))
+    lines += [
+        "",
+        "P, R, F1: macro averages over the full retrieved set (ranked baselines: the top `cutoff` items, "
+        "the cutoff chosen for best F1 on the tuning queries; cogr: every item whose keywords match). "
+        "Queries with no relevant item are skipped.",
+        "",
+        "Settings:",
+        "",
+    ]
+    for report in reports:
+        settings = {k: v for k, v in report.get("settings", {}).items()}
+        lines.append(f"- {label(report)}: " + ", ".join(f"{k}={v}" for k, v in settings.items()))
+    if plot_name:
+        lines += ["", f"![precision and recall per cutoff]({plot_name})"]
+    return "\n".join(lines) + "\n"
+
+
+def plot(reports: Sequence[dict], path: Path) -> None:
+    """Precision, recall and F1 against the per-query cutoff k (log scale), one line per method."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError as err:
+        raise CogrError("plots need matplotlib: pip install 'cogr-search[report]'") from err
+    fig, axes = plt.subplots(1, 3, figsize=(13, 4), constrained_layout=True)
+    for report in reports:
+        curve = report.get("curve")
+        if not curve:
+            continue
+        for axis, key in zip(axes, ("P", "R", "F1")):
+            axis.plot(curve["k"], curve[key], marker="o", markersize=3, label=label(report))
+    for axis, key in zip(axes, ("precision", "recall", "F1")):
+        axis.set_xscale("log")
+        axis.set_xlabel("cutoff k (top k per query)")
+        axis.set_ylabel(key)
+        axis.set_ylim(0, 1)
+        axis.grid(True, alpha=0.3)
+    axes[0].legend(fontsize=8)
+    fig.suptitle("Precision / recall / F1 per cutoff")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def write_report(reports: Sequence[dict], markdown_path: Path, png_path: Path | None, title: str = "Retrieval evaluation") -> None:
+    if png_path is not None:
+        plot(reports, png_path)
+    plot_name = None
+    if png_path is not None:
+        try:
+            plot_name = str(png_path.resolve().relative_to(markdown_path.resolve().parent))
+        except ValueError:
+            plot_name = str(png_path)
+    markdown_path.parent.mkdir(parents=True, exist_ok=True)
+    markdown_path.write_text(markdown(reports, title, plot_name), encoding="utf-8")

@@ -1,0 +1,141 @@
+"""Bulk-loading a catalog's items into the index behind an alias.
+
+Resumable by construction: the document `_id` is the item id and every action is an
+`update` with `doc_as_upsert`, so a rerun after a crash (or on an updated catalog) sends
+the same documents again and converges: new items are created, changed ones updated,
+unchanged ones are no-ops. An upsert only touches `id`, `title` and `description`, so
+keywords already written by a sync (`cogr_keywords`, provenance) survive a re-ingest.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+
+from opensearchpy import exceptions as os_exc
+from opensearchpy import helpers
+from tqdm import tqdm
+
+from cogr_search.errors import CogrError
+from cogr_search.opensearch.client import Cluster, ClusterUnreachable
+from cogr_search.opensearch.documents import ItemLike, item_document
+from cogr_search.opensearch.indices import alias_target, create_index
+
+CHUNK_SIZE = 500
+MAX_REPORTED_FAILURES = 5
+
+
+@dataclass
+class IngestReport:
+    """Counts for the end-of-run summary (and `--json`)."""
+
+    alias: str
+    index: str
+    alias_created: bool
+    items: int = 0
+    created: int = 0
+    updated: int = 0
+    unchanged: int = 0
+    failed: int = 0
+    documents_in_index: int = 0
+    seconds: float = 0.0
+    failures: list[str] = field(default_factory=list)
+
+    @property
+    def indexed(self) -> int:
+        return self.created + self.updated + self.unchanged
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "alias": self.alias,
+            "index": self.index,
+            "alias_created": self.alias_created,
+            "items": self.items,
+            "indexed": self.indexed,
+            "created": self.created,
+            "updated": self.updated,
+            "unchanged": self.unchanged,
+            "failed": self.failed,
+            "documents_in_index": self.documents_in_index,
+            "seconds": round(self.seconds, 3),
+            "items_per_s": round(self.items / self.seconds, 1) if self.seconds > 0 else None,
+            "failures": self.failures,
+        }
+
+
+def upsert_actions(index: str, items: Iterable[ItemLike]) -> Iterator[dict]:
+    """Idempotent bulk actions: a rerun converges and leaves keyword fields alone."""
+    for item in items:
+        yield {
+            "_op_type": "update",
+            "_index": index,
+            "_id": item.id,
+            "doc": item_document(item),
+            "doc_as_upsert": True,
+        }
+
+
+def _record(report: IngestReport, ok: bool, info: dict) -> None:
+    outcome = info.get("update", {})
+    if ok:
+        result = outcome.get("result")
+        if result == "created":
+            report.created += 1
+        elif result == "noop":
+            report.unchanged += 1
+        else:
+            report.updated += 1
+        return
+    report.failed += 1
+    if len(report.failures) < MAX_REPORTED_FAILURES:
+        error = outcome.get("error", {})
+        reason = error.get("reason", error) if isinstance(error, dict) else error
+        report.failures.append(f"{outcome.get('_id', '?')}: {reason}")
+
+
+def ingest_items(
+    cluster: Cluster,
+    alias: str,
+    items: Iterable[ItemLike],
+    total: int | None = None,
+    chunk_size: int = CHUNK_SIZE,
+    progress: bool = True,
+) -> IngestReport:
+    """Create the alias if needed, upsert every item, refresh, and count what is there.
+
+    Per-document failures (a mapping conflict, a rejected document) are counted and the
+    first few reported; they do not stop the load. An unreachable cluster does.
+    """
+    started = time.perf_counter()
+    state = create_index(cluster, alias)
+    index = alias_target(cluster, alias) or state.index
+    report = IngestReport(alias=alias, index=index, alias_created=state.created)
+    stream = helpers.streaming_bulk(
+        cluster.client,
+        upsert_actions(index, items),
+        chunk_size=chunk_size,
+        max_retries=3,
+        initial_backoff=1,
+        raise_on_error=False,
+        raise_on_exception=True,
+    )
+    bar = tqdm(total=total, desc=f"ingest -> {alias}", unit="item", disable=not progress, leave=False)
+    try:
+        for ok, info in stream:
+            report.items += 1
+            _record(report, ok, info)
+            bar.update(1)
+    except (os_exc.ConnectionError, os_exc.ConnectionTimeout) as err:
+        raise ClusterUnreachable(
+            f"OpenSearch at {cluster.url} stopped answering after {report.items} items ({err.__class__.__name__}); "
+            "rerun the same command to resume"
+        ) from err
+    except os_exc.TransportError as err:
+        raise CogrError(f"bulk load into {index} failed: {err.status_code} {err.error}") from err
+    finally:
+        bar.close()
+    cluster.call(cluster.client.indices.refresh, index=index)
+    report.documents_in_index = cluster.call(cluster.client.count, index=index)["count"]
+    report.seconds = time.perf_counter() - started
+    return report
