@@ -24,7 +24,7 @@ from opensearchpy import helpers
 from tqdm import tqdm
 
 from cogr_search.errors import CogrError
-from cogr_search.keywords import DEFAULT_K_MAX, keyword_set
+from cogr_search.keywords import DEFAULT_K_MAX, representation
 from cogr_search.opensearch.client import Cluster
 from cogr_search.opensearch.indices import alias_target, put_template, swap_alias, versions
 from cogr_search.opensearch.mappings import IndexVersion, next_version
@@ -48,8 +48,8 @@ class SyncResult:
 
 
 def document_keywords(keywords: Sequence[str], title: str, k_max: int = DEFAULT_K_MAX) -> list[str]:
-    """`S_i ∪ {normalize(title)}`, with `S_i` truncated to k_max as at serving time."""
-    return keyword_set([*keyword_set(keywords)[:k_max], title])
+    """What the document's `cogr_keywords` holds: the same set the shadow index matches on."""
+    return representation(keywords, title, k_max)
 
 
 def keywords_fingerprint(keywords: Mapping[str, Sequence[str]]) -> str:
