@@ -59,6 +59,8 @@ def _table(reports: Sequence[dict], columns: Sequence[str], lead: Sequence[str])
             "cutoff": settings.get("cutoff", "set"),
             "queries/s": report.get("queries_per_s"),
         }
+        qps = values["queries/s"]
+        values["queries/s"] = f"{qps:.1f}" if isinstance(qps, (int, float)) else qps
         row = [_cell(values[c]) for c in lead] + [_cell(report.get(c)) for c in columns]
         lines.append("| " + " | ".join(row) + " |")
     return lines

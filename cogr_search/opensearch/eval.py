@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
 
+from opensearchpy import helpers
 from tqdm import tqdm
 
 from cogr_search.errors import CogrError
@@ -157,3 +158,22 @@ def keyword_retriever(
         return {qid: QueryResult(counts[qid][0], counts[qid][1], ranked[qid]) for qid in wanted}
 
     return retrieve
+
+
+def indexed_keywords(cluster: Cluster, index: str, progress: bool = False) -> tuple[list[str], list[list[str]], list[str]]:
+    """(item ids, `cogr_keywords` as stored, titles) of every document, in `_id` order.
+
+    What the shadow backend indexes, so both backends see exactly the same keyword sets
+    (the stored field already holds `S_i[:k_max] ∪ {normalize(title)}`; documents that
+    were never synced have none and can only be missed by both).
+    """
+    rows: list[tuple[str, list[str], str]] = []
+    hits = helpers.scan(
+        cluster.client, index=index, query={"query": {"match_all": {}}, "_source": ["title", "cogr_keywords"]}, size=2000
+    )
+    for hit in tqdm(hits, desc="read keywords", unit="doc", disable=not progress, leave=False):
+        source = hit.get("_source", {})
+        keywords = source.get("cogr_keywords") or []
+        rows.append((hit["_id"], [keywords] if isinstance(keywords, str) else list(keywords), source.get("title", "")))
+    rows.sort(key=lambda row: row[0])
+    return [r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows]

@@ -24,6 +24,7 @@ from cogr_search.opensearch.indices import alias_target, create_index
 
 CHUNK_SIZE = 500
 MAX_REPORTED_FAILURES = 5
+MAX_ID_BYTES = 512  # OpenSearch rejects the whole _bulk request over a longer _id
 
 
 @dataclass
@@ -76,6 +77,25 @@ def upsert_actions(index: str, items: Iterable[ItemLike]) -> Iterator[dict]:
         }
 
 
+def _fail(report: IngestReport, item_id: str, reason: str) -> None:
+    report.failed += 1
+    if len(report.failures) < MAX_REPORTED_FAILURES:
+        report.failures.append(f"{item_id[:80]}: {reason}")
+
+
+def _sendable(report: IngestReport, items: Iterable[ItemLike], bar: tqdm) -> Iterator[ItemLike]:
+    """Items OpenSearch can accept; others are counted as failed here, because one bad
+    `_id` would make OpenSearch reject the whole bulk request it travels in."""
+    for item in items:
+        size = len(item.id.encode("utf-8"))
+        if size > MAX_ID_BYTES:
+            report.items += 1
+            _fail(report, item.id, f"id is {size} bytes; OpenSearch allows at most {MAX_ID_BYTES}")
+            bar.update(1)
+            continue
+        yield item
+
+
 def _record(report: IngestReport, ok: bool, info: dict) -> None:
     outcome = info.get("update", {})
     if ok:
@@ -87,11 +107,9 @@ def _record(report: IngestReport, ok: bool, info: dict) -> None:
         else:
             report.updated += 1
         return
-    report.failed += 1
-    if len(report.failures) < MAX_REPORTED_FAILURES:
-        error = outcome.get("error", {})
-        reason = error.get("reason", error) if isinstance(error, dict) else error
-        report.failures.append(f"{outcome.get('_id', '?')}: {reason}")
+    error = outcome.get("error", {})
+    reason = error.get("reason", error) if isinstance(error, dict) else error
+    _fail(report, str(outcome.get("_id", "?")), str(reason))
 
 
 def ingest_items(
@@ -111,16 +129,16 @@ def ingest_items(
     state = create_index(cluster, alias)
     index = alias_target(cluster, alias) or state.index
     report = IngestReport(alias=alias, index=index, alias_created=state.created)
+    bar = tqdm(total=total, desc=f"ingest -> {alias}", unit="item", disable=not progress, leave=False)
     stream = helpers.streaming_bulk(
         cluster.client,
-        upsert_actions(index, items),
+        upsert_actions(index, _sendable(report, items, bar)),
         chunk_size=chunk_size,
         max_retries=3,
         initial_backoff=1,
         raise_on_error=False,
         raise_on_exception=True,
     )
-    bar = tqdm(total=total, desc=f"ingest -> {alias}", unit="item", disable=not progress, leave=False)
     try:
         for ok, info in stream:
             report.items += 1

@@ -1,0 +1,1 @@
+"""Method-independent evaluation: cutoff protocol, runner, dense baseline, reports."""
