@@ -27,10 +27,10 @@ def test_ingest_creates_alias_loads_everything_and_reruns_converge(cluster: Clus
     half = ingest_items(cluster, index_name, items[:100], total=100, chunk_size=37, progress=False)
     assert half.alias_created and half.created == 100 and half.failed == 0
     assert alias_target(cluster, index_name) == half.index
-    # "crash" after 100 items, then rerun the whole catalog: the rest is created, the rest unchanged
+    # "crash" after 100 items, then rerun the whole catalog: the rest is created, the first 100 rewritten
     full = ingest_items(cluster, index_name, items, total=len(items), chunk_size=37, progress=False)
-    assert not full.alias_created and full.index == half.index
-    assert (full.created, full.unchanged, full.updated, full.failed) == (len(items) - 100, 100, 0, 0)
+    assert not full.alias_created and full.index == half.index and full.mode == "index"
+    assert (full.created, full.updated, full.unchanged, full.failed) == (len(items) - 100, 100, 0, 0)
     assert full.documents_in_index == len(items)
     item = items[0]
     assert _source(cluster, index_name, item.id) == {"id": item.id, "title": item.title, "description": item.description}
@@ -41,7 +41,7 @@ def test_reingest_updates_catalog_fields_and_keeps_synced_keywords(cluster: Clus
     cluster.call(cluster.client.update, index=index_name, id="a", body={"doc": {"cogr_keywords": ["oak", "table"], "cogr_round": 1}},
                  refresh=True)
     report = ingest_items(cluster, index_name, [Item("a", "oak table", "new text"), Item("b", "lamp")], progress=False)
-    assert (report.updated, report.unchanged) == (1, 1)
+    assert report.mode == "upsert" and (report.updated, report.unchanged) == (1, 1)
     source = _source(cluster, index_name, "a")
     assert source["description"] == "new text" and source["cogr_keywords"] == ["oak", "table"] and source["cogr_round"] == 1
 
