@@ -1,0 +1,259 @@
+"""The item view of the shadow index: keyword -> items, with BM25 ranking inside matches.
+
+This is the frozen index that query-side rewards and shadow evaluation run against
+(DESIGN.md section 2). Items are represented as `S_i ∪ {normalize(title)}`, `S_i`
+truncated to k_max as at serving time, which is exactly what sync writes into
+`cogr_keywords`. Inside, items are integer positions (catalog order) and keywords are
+integer term ids; outside, callers see their own item ids and keyword strings.
+
+Retrieval unions are bitsets (`Postings.union_bits`), so counting a candidate's
+retrieved set costs a few ORs and a popcount rather than a sort of its postings.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterable, Mapping, Sequence
+
+import numpy as np
+
+from cogr_search.errors import InputError
+from cogr_search.keywords import DEFAULT_K_MAX, normalize
+from cogr_search.metrics import QueryResult
+from cogr_search.shadow.bm25 import BM25Index
+from cogr_search.shadow.postings import (
+    Postings,
+    Vocabulary,
+    bits_set,
+    csr_from_rows,
+    popcount_rows,
+    transpose_csr,
+    unpack_rows,
+)
+
+_NORMALIZED: dict[str, str] = {}
+_NORMALIZED_MAX = 1 << 20
+
+
+def cached_normalize(keyword: str) -> str:
+    """`normalize`, memoized: rollouts repeat the same keywords endlessly.
+
+    A plain dict (cleared when it grows past ~1M entries) rather than `lru_cache`,
+    whose bookkeeping costs more than the lookup on this hot path.
+    """
+    norm = _NORMALIZED.get(keyword)
+    if norm is None:
+        if len(_NORMALIZED) >= _NORMALIZED_MAX:
+            _NORMALIZED.clear()
+        norm = _NORMALIZED[keyword] = normalize(keyword)
+    return norm
+
+
+def distinct_keywords(keywords: Iterable[str]) -> list[str]:
+    """Normalized, non-empty, de-duplicated, first order kept (cached normalization)."""
+    cache = _NORMALIZED
+    seen = dict.fromkeys([cache[k] if k in cache else cached_normalize(k) for k in keywords])
+    seen.pop("", None)
+    return list(seen)
+
+
+def query_representation(keywords: Iterable[str], text: str | None, k_max: int | None) -> list[str]:
+    """`S_q[:k_max] ∪ {normalize(q)}`, normalized and de-duplicated."""
+    base = distinct_keywords(keywords)
+    if k_max is not None:
+        base = base[:k_max]
+    if text:
+        norm = cached_normalize(text)
+        if norm and norm not in base:
+            base.append(norm)
+    return base
+
+
+class ItemIndex:
+    """Items' keyword sets as CSR arrays, the inverted index over them, lazy BM25 stats."""
+
+    def __init__(
+        self,
+        item_ids: list[str],
+        vocab: Vocabulary,
+        item_indptr: np.ndarray,
+        item_terms: np.ndarray,
+        title_terms: np.ndarray,
+        k_max: int,
+        dense_min_df: int = 0,
+    ) -> None:
+        self.item_ids = item_ids
+        self.positions = {item_id: pos for pos, item_id in enumerate(item_ids)}
+        if len(self.positions) != len(item_ids):
+            raise InputError("item ids must be unique")
+        self.terms = vocab.terms
+        self.vocab = vocab.ids
+        self.item_indptr = item_indptr
+        self.item_terms = item_terms
+        self.title_terms = title_terms
+        self.k_max = k_max
+        t_indptr, t_members = transpose_csr(item_indptr, item_terms, len(vocab.terms))
+        self.postings = Postings(vocab.terms, vocab.ids, t_indptr, t_members, len(item_ids), dense_min_df)
+        self._bm25: BM25Index | None = None
+
+    # ----------------------------------------------------------------- building
+    @classmethod
+    def build(
+        cls,
+        item_keywords: Mapping[str, Sequence[str]],
+        titles: Mapping[str, str],
+        k_max: int = DEFAULT_K_MAX,
+        dense_min_df: int = 0,
+    ) -> "ItemIndex":
+        """Index every item of `titles` (catalog order) with `S_i[:k_max] ∪ {title}`.
+
+        Items without keywords are represented by their title alone. Keywords for an id
+        that is not in `titles` are an error: the title keyword would be missing.
+        `dense_min_df` (0: automatic) is the document frequency from which a keyword
+        also gets a bitset row; it changes speed and memory, never results.
+        """
+        unknown = [item_id for item_id in item_keywords if item_id not in titles]
+        if unknown:
+            raise InputError(
+                f"keywords for {len(unknown)} item(s) not in the catalog, e.g. {unknown[0]!r}"
+            )
+        reps: list[list[str]] = []
+        title_keywords: list[str] = []
+        for item_id, title in titles.items():
+            keywords = distinct_keywords(item_keywords.get(item_id, ()))[:k_max]
+            norm_title = cached_normalize(title) if title else ""
+            if norm_title and norm_title not in keywords:
+                keywords.append(norm_title)
+            reps.append(keywords)
+            title_keywords.append(norm_title)
+        return cls.from_representations(list(titles), reps, title_keywords, k_max, dense_min_df)
+
+    @classmethod
+    def from_representations(
+        cls,
+        item_ids: list[str],
+        reps: Sequence[Sequence[str]],
+        title_keywords: Sequence[str],
+        k_max: int,
+        dense_min_df: int = 0,
+    ) -> "ItemIndex":
+        """Index final, normalized representations as they are (no truncation)."""
+        vocab = Vocabulary()
+        rows = [vocab.add_all(rep) for rep in reps]
+        title_terms = np.array([vocab.ids.get(t, -1) if t else -1 for t in title_keywords], dtype=np.int32)
+        indptr, terms = csr_from_rows(rows)
+        return cls(item_ids, vocab, indptr, terms, title_terms, k_max, dense_min_df)
+
+    def title_keyword(self, pos: int) -> str:
+        term = int(self.title_terms[pos])
+        return self.terms[term] if term >= 0 else ""
+
+    def with_item(self, item_id: str, keywords: Sequence[str]) -> "ItemIndex":
+        """A full rebuild with one item's keywords replaced: the naive counterfactual."""
+        pos = self.position(item_id)
+        reps = [self.keywords_of_position(p) for p in range(len(self))]
+        title = self.title_keyword(pos)
+        rep = distinct_keywords(keywords)[: self.k_max]
+        if title and title not in rep:
+            rep.append(title)
+        reps[pos] = rep
+        titles = [self.title_keyword(p) for p in range(len(self))]
+        return ItemIndex.from_representations(self.item_ids, reps, titles, self.k_max, self.postings.dense_min_df)
+
+    # ----------------------------------------------------------------- lookups
+    def __len__(self) -> int:
+        return len(self.item_ids)
+
+    def position(self, item_id: str) -> int:
+        try:
+            return self.positions[item_id]
+        except KeyError:
+            raise InputError(f"unknown item id {item_id!r}") from None
+
+    def keywords_of_position(self, pos: int) -> list[str]:
+        terms = self.item_terms[self.item_indptr[pos] : self.item_indptr[pos + 1]]
+        return [self.terms[t] for t in terms]
+
+    def keywords_of(self, item_id: str) -> list[str]:
+        """The item's representation as indexed: `S_i[:k_max]` then its title keyword."""
+        return self.keywords_of_position(self.position(item_id))
+
+    def term_ids(self, keywords: Iterable[str]) -> np.ndarray:
+        """Term ids of already-normalized keywords; keywords no item has are skipped."""
+        return np.array(self.postings.term_ids(keywords), dtype=np.int64)
+
+    # ----------------------------------------------------------------- retrieval
+    def retrieved_positions(self, term_ids: Sequence[int] | np.ndarray) -> np.ndarray:
+        """Sorted positions of the items sharing at least one term with the query."""
+        if len(term_ids) == 1:
+            return self.postings.members_of(int(term_ids[0])).astype(np.int64)
+        bits = self.postings.union_bits([term_ids])
+        return np.flatnonzero(unpack_rows(bits, len(self.item_ids))[0])
+
+    def count(self, term_ids: Sequence[int] | np.ndarray, relevant_positions: np.ndarray) -> tuple[int, int]:
+        """(|I_ret|, |I_ret ∩ rel|) of one query without materializing the retrieved set."""
+        n_ret, n_tp = self.count_batch([term_ids], [relevant_positions])
+        return int(n_ret[0]), int(n_tp[0])
+
+    def count_batch(
+        self, term_lists: Sequence[Sequence[int] | np.ndarray], relevant: Sequence[np.ndarray]
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """(|I_ret|, |I_ret ∩ rel|) for each row's term ids, one bitset union for the batch."""
+        bits = self.postings.union_bits(term_lists)
+        n_ret = popcount_rows(bits)
+        lengths = [len(r) for r in relevant]
+        if sum(lengths) == 0:
+            return n_ret, np.zeros(len(term_lists), dtype=np.int64)
+        rows = np.repeat(np.arange(len(term_lists)), lengths)
+        hits = bits_set(bits, rows, np.concatenate(relevant).astype(np.int64))
+        return n_ret, np.bincount(rows[hits], minlength=len(term_lists))
+
+    def retrieved(self, keywords: Sequence[str], text: str | None = None, k_max: int | None = None) -> list[str]:
+        """Item ids retrieved by `keywords ∪ {normalize(text)}` (exact keyword match)."""
+        rep = query_representation(keywords, text, k_max)
+        return [self.item_ids[p] for p in self.retrieved_positions(self.term_ids(rep))]
+
+    # ----------------------------------------------------------------- ranking
+    @property
+    def bm25(self) -> BM25Index:
+        """Token statistics, built on first use: rewards never need them."""
+        if self._bm25 is None:
+            self._bm25 = BM25Index(self.item_indptr, self.item_terms, self.terms)
+        return self._bm25
+
+    def search(
+        self, keywords: Sequence[str], text: str | None = None, k: int | None = 1000, k_max: int | None = None
+    ) -> tuple[int, list[tuple[str, float]]]:
+        """(|I_ret|, top-k (item id, BM25 score)) for the keyword-expanded query."""
+        rep = query_representation(keywords, text, k_max)
+        retrieved = self.retrieved_positions(self.term_ids(rep))
+        positions, scores = self.bm25.rank(rep, retrieved, k)
+        return len(retrieved), [(self.item_ids[p], float(s)) for p, s in zip(positions, scores)]
+
+    def query_results(
+        self,
+        query_keywords: Mapping[str, Sequence[str]],
+        query_texts: Mapping[str, str],
+        relevant: Mapping[str, set[str]],
+        k: int = 1000,
+        k_max: int | None = DEFAULT_K_MAX,
+    ) -> dict[str, QueryResult]:
+        """A `QueryResult` per query of `query_texts`, for `metrics.compute_metrics`.
+
+        Query keyword sets are truncated to k_max, as at serving time.
+        """
+        results: dict[str, QueryResult] = {}
+        for query_id, text in query_texts.items():
+            rep = query_representation(query_keywords.get(query_id, ()), text, k_max)
+            retrieved = self.retrieved_positions(self.term_ids(rep))
+            rel = relevant.get(query_id, set())
+            n_tp = sum(1 for p in retrieved if self.item_ids[p] in rel) if rel else 0
+            positions, _ = self.bm25.rank(rep, retrieved, k)
+            results[query_id] = QueryResult(len(retrieved), n_tp, [self.item_ids[p] for p in positions])
+        return results
+
+    def memory_bytes(self) -> int:
+        """Arrays, vocabulary and id strings (not the lazily built BM25 statistics)."""
+        arrays = self.item_indptr.nbytes + self.item_terms.nbytes + self.title_terms.nbytes
+        ids = sys.getsizeof(self.item_ids) + sys.getsizeof(self.positions) + sum(sys.getsizeof(i) for i in self.item_ids)
+        return arrays + ids + self.postings.memory_bytes()
