@@ -44,6 +44,10 @@ def _register() -> None:
     cli.add_command(ingest_cmd.ingest)
     cli.add_command(eval_cmd.eval_command)
     cli.add_command(eval_cmd.report_command)
+    from cogr_search.cli import expand_cmd, train_cmds
+
+    cli.add_command(train_cmds.train)
+    cli.add_command(expand_cmd.expand)
 
 
 _register()

@@ -1,0 +1,181 @@
+"""Bulk keyword generation into a JSONL keyword file that survives crashes.
+
+Each batch's rows are appended and fsynced before the next batch starts, so a crash
+loses at most the batch in flight. Re-running with the same output file skips the ids
+already there (a line cut short by the crash is dropped first), which is what lets a
+Phase 1 run or an index rebuild resume instead of starting over.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from cogr_search.generators.backend import GeneratorBackend, Message, SamplingParams
+from cogr_search.generators.prompts import PromptSet
+from cogr_search.keyword_files import append_keyword_rows, read_keyword_file
+from cogr_search.keywords import DEFAULT_K_MAX, parse_keywords
+
+
+@dataclass(frozen=True)
+class GenerationRequest:
+    """One id and the conversation that asks for its keywords."""
+
+    id: str
+    conversation: list[Message]
+
+
+@dataclass
+class GenerationStats:
+    """What one call did; `resumed` rows were already in the file and not regenerated."""
+
+    requested: int = 0
+    resumed: int = 0
+    generated: int = 0
+    empty: int = 0
+    oversized: int = 0
+    tokens: int = 0
+    seconds: float = 0.0
+    empty_ids: list[str] = field(default_factory=list)
+
+    @property
+    def tokens_per_s(self) -> float:
+        return self.tokens / self.seconds if self.seconds > 0 else 0.0
+
+    def as_dict(self) -> dict:
+        return {
+            "requested": self.requested,
+            "resumed": self.resumed,
+            "generated": self.generated,
+            "empty": self.empty,
+            "oversized": self.oversized,
+            "tokens": self.tokens,
+            "seconds": round(self.seconds, 3),
+            "tokens_per_s": round(self.tokens_per_s, 2),
+        }
+
+
+def generate_keyword_file(
+    backend: GeneratorBackend,
+    requests: Sequence[GenerationRequest],
+    out_path: Path,
+    params: SamplingParams,
+    batch_size: int = 8,
+    keep: int | None = None,
+    k_max: int = DEFAULT_K_MAX,
+    progress: bool = True,
+    desc: str = "generating",
+    on_raw: Callable[[str, str], None] | None = None,
+) -> GenerationStats:
+    """Generate keywords for every request not yet in `out_path`, appending as it goes.
+
+    `keep` truncates each parsed list (Phase 1 keeps the first M item keywords); without
+    it lists are cut at `k_max`, the serving cap. `on_raw(id, text)` sees raw outputs
+    (used to record fixtures and debug prompts).
+    """
+    out_path.parent.mkdir(parents=True, exist_ok=True)
+    done = existing_ids(out_path)
+    todo = [r for r in requests if r.id not in done]
+    stats = GenerationStats(requested=len(requests), resumed=len(requests) - len(todo))
+    if not todo:
+        return stats
+    limit = keep if keep is not None else k_max
+    bar = _progress_bar(len(requests), stats.resumed, desc, progress)
+    start = time.perf_counter()
+    try:
+        conversations = [r.conversation for r in todo]
+        for batch in backend.iter_batches(conversations, params, batch_size=batch_size):
+            rows = []
+            for index, generation in batch:
+                request = todo[index]
+                if on_raw is not None:
+                    on_raw(request.id, generation.text)
+                parsed = parse_keywords(generation.text, k_max=k_max)
+                stats.oversized += int(parsed.oversized)
+                if not parsed.keywords:
+                    stats.empty += 1
+                    stats.empty_ids.append(request.id)
+                stats.tokens += generation.n_tokens
+                rows.append((request.id, parsed.keywords[:limit]))
+            append_keyword_rows(out_path, rows)
+            stats.generated += len(rows)
+            if bar is not None:
+                bar.update(len(rows))
+    finally:
+        stats.seconds = time.perf_counter() - start
+        if bar is not None:
+            bar.close()
+    return stats
+
+
+def existing_ids(path: Path) -> set[str]:
+    """Ids already written to a keyword file, after dropping a crash-truncated tail."""
+    if not path.exists():
+        return set()
+    drop_partial_tail(path)
+    return set(read_keyword_file(path, tolerate_partial_tail=True))
+
+
+def drop_partial_tail(path: Path) -> bool:
+    """Cut the file back to its last newline; True when something was cut.
+
+    A crash in the middle of a write leaves a last line without its newline; appending
+    after it would glue the next row onto garbage, so it goes before any append.
+    """
+    size = path.stat().st_size
+    if size == 0:
+        return False
+    with path.open("rb+") as handle:
+        handle.seek(-1, os.SEEK_END)
+        if handle.read(1) == b"\n":
+            return False
+        keep = _last_newline_end(handle, size)
+        handle.truncate(keep)
+        handle.flush()
+        os.fsync(handle.fileno())
+    return True
+
+
+def _last_newline_end(handle, size: int) -> int:  # noqa: ANN001 - binary file
+    """Offset just past the last b'\\n' (0 when there is none), scanning backwards."""
+    block = 65536
+    pos = size
+    while pos > 0:
+        start = max(0, pos - block)
+        handle.seek(start)
+        data = handle.read(pos - start)
+        found = data.rfind(b"\n")
+        if found != -1:
+            return start + found + 1
+        pos = start
+    return 0
+
+
+def _progress_bar(total: int, initial: int, desc: str, enabled: bool):  # noqa: ANN202 - tqdm
+    if not enabled:
+        return None
+    from tqdm import tqdm
+
+    return tqdm(total=total, initial=initial, desc=desc, unit="row", dynamic_ncols=True)
+
+
+def item_requests(
+    prompts: PromptSet, items: Iterable[object], max_keywords: int, few_shot: bool = False
+) -> list[GenerationRequest]:
+    """One request per item (anything with `id`, `title`, `description`)."""
+    return [
+        GenerationRequest(
+            item.id, prompts.item_messages(item.title, getattr(item, "description", "") or "", max_keywords, few_shot)
+        )
+        for item in items
+    ]
+
+
+def query_requests(
+    prompts: PromptSet, queries: Iterable[object], max_keywords: int, few_shot: bool = False
+) -> list[GenerationRequest]:
+    """One request per query (anything with `id` and `text`)."""
+    return [GenerationRequest(q.id, prompts.query_messages(q.text, max_keywords, few_shot)) for q in queries]

@@ -1,0 +1,100 @@
+"""Configuration of Phase 1, in trl's style: a config object that fully describes the
+work, handed to the code that does it, and saved into the run as `config.json`.
+
+Why a saved config: resuming must continue the *same* run. A re-run with different
+settings that change results is refused with the differing fields named; settings that
+only change speed (generation batch size, backend) may differ.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from cogr_search.errors import InputError
+
+# Fields a resumed run may change: they affect speed, not what is produced.
+RESUMABLE_CHANGES = frozenset({"generation.batch_size", "generation.backend", "generation.dtype"})
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class GenerationConfig(_Strict):
+    """Bulk generation (base keywords, round-0 keyword files)."""
+
+    backend: Literal["auto", "transformers", "vllm"] = "auto"
+    batch_size: int = Field(default=32, ge=1, description="Prompts per batch (32 is fastest on 2 CPU cores).")
+    max_new_tokens: int = Field(default=96, ge=8, description="Cap per completion; a 10-keyword list takes ~40-60.")
+    dtype: str = Field(default="auto", description="auto: bfloat16 on GPU and on CPUs with native bf16, else float32.")
+    seed: int = 0
+
+
+class SFTConfig(_Strict):
+    """One supervised fine-tuning pass (used for both generators)."""
+
+    learning_rate: float = Field(default=1e-4, gt=0)
+    epochs: float = Field(default=3.0, gt=0)
+    max_steps: int = Field(default=-1, description="Stop after this many optimizer steps (-1: run all epochs).")
+    batch_size: int = Field(default=8, ge=1)
+    gradient_accumulation_steps: int = Field(default=1, ge=1)
+    max_length: int = Field(default=256, ge=16, description="Tokens per example (prompt + completion).")
+    warmup_ratio: float = Field(default=0.03, ge=0, lt=1)
+    lr_scheduler: str = "linear"
+    weight_decay: float = 0.0
+    lora: bool = Field(default=False, description="Train LoRA adapters (merged on save) instead of all weights.")
+    lora_r: int = Field(default=16, ge=1)
+    lora_alpha: int = Field(default=32, ge=1)
+    lora_dropout: float = Field(default=0.05, ge=0, lt=1)
+    activation_checkpointing: bool = Field(default=False, description="Saves memory, costs ~30% time.")
+    save_steps: int = Field(default=200, ge=1, description="Trainer checkpoint interval, for resuming mid-SFT.")
+    logging_steps: int = Field(default=10, ge=1)
+    seed: int = 0
+
+
+class Phase1Config(_Strict):
+    """Paper Algorithm 1 with the caps that make it fit a CPU."""
+
+    data: str = Field(description="Dataset directory (BEIR or WANDS layout).")
+    relevance_threshold: float | None = None
+    model: str = Field(description="Base model folder (the converted default model or --model PATH).")
+    prompts: str = "default"
+    prompts_version: str = ""
+    item_keywords: int = Field(default=10, ge=1, description="M: keywords per item from the base model.")
+    query_top_n: int = Field(default=15, ge=1, description="N: pooled keywords per training query.")
+    k_max: int = Field(default=30, ge=1)
+    max_items: int | None = Field(default=None, ge=1)
+    max_queries: int | None = Field(default=None, ge=1)
+    val_fraction: float = Field(default=0.1, ge=0, lt=1, description="Queries held out (0: train on all).")
+    seed: int = 0
+    few_shot_init: bool = Field(default=True, description="Show the template's examples to the base model.")
+    write_keyword_files: bool = Field(default=True, description="Generate round-0 item/query keyword files.")
+    generation: GenerationConfig = GenerationConfig()
+    sft: SFTConfig = SFTConfig()
+
+    def to_json(self) -> dict:
+        return self.model_dump(mode="json")
+
+    @classmethod
+    def from_json(cls, data: dict, origin: str = "config.json") -> Phase1Config:
+        try:
+            return cls.model_validate(data)
+        except ValidationError as err:
+            first = err.errors()[0]
+            field = ".".join(str(p) for p in first["loc"])
+            raise InputError(f"{origin}: field {field}: {first['msg']}") from err
+
+
+def config_differences(old: dict, new: dict, prefix: str = "") -> list[str]:
+    """Dotted names of fields whose values differ between two config documents."""
+    diffs = []
+    for key in sorted(set(old) | set(new)):
+        name = f"{prefix}{key}"
+        a, b = old.get(key), new.get(key)
+        if isinstance(a, dict) and isinstance(b, dict):
+            diffs.extend(config_differences(a, b, prefix=f"{name}."))
+        elif a != b:
+            diffs.append(name)
+    return diffs

@@ -1,0 +1,301 @@
+"""Phase 1 of CoGR (paper section 2.2, Algorithm 1) as a sequence of resumable steps.
+
+    split                        train / validation queries and the items in use
+    round-0/base_item_keywords   the base model writes M keywords per item
+    round-0/query_targets        top-N pooled keywords of each training query's relevant items
+    round-0/sft_item             SFT of the item generator on (item, keywords)
+    round-0/sft_query            SFT of the query generator on (query, target)
+    round-0/item_keywords        the SFT item generator's keywords for every item (the index)
+    round-0/query_keywords       the SFT query generator's keywords for every query
+    round-0                      the round is complete (weights hashes for provenance)
+
+Each step reads only what earlier steps wrote into the run directory, writes its output,
+then is recorded in the manifest; a re-run skips recorded steps, and the two bulk
+generation steps also resume inside the step (row by row).
+"""
+
+from __future__ import annotations
+
+import gc
+import random
+import sys
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from cogr_search.data import Dataset, load_dataset
+from cogr_search.errors import CogrError, InputError
+from cogr_search.generators.backend import INDEX, INIT, EVAL, SamplingParams, load_backend
+from cogr_search.generators.batch_generate import generate_keyword_file, item_requests, query_requests
+from cogr_search.generators.prompts import PromptSet, assistant_text, load_prompts
+from cogr_search.keyword_files import read_keyword_file, write_keyword_file
+from cogr_search.training.config import RESUMABLE_CHANGES, Phase1Config, config_differences
+from cogr_search.training.run_dir import RunDir, atomic_write_json, read_json, weights_digest
+from cogr_search.training.sft_targets import query_targets
+
+STEPS = (
+    "split",
+    "round-0/base_item_keywords",
+    "round-0/query_targets",
+    "round-0/sft_item",
+    "round-0/sft_query",
+    "round-0/item_keywords",
+    "round-0/query_keywords",
+    "round-0",
+)
+
+
+@dataclass
+class Phase1Report:
+    run: Path
+    ran: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+    details: dict[str, dict] = field(default_factory=dict)
+
+
+@dataclass
+class _Context:
+    config: Phase1Config
+    run: RunDir
+    prompts: PromptSet
+    dataset: Dataset
+    progress: bool
+    echo: Callable[[str], None]
+
+    def split(self) -> dict:
+        return read_json(self.run.split_path)
+
+    def items(self) -> list:
+        return [self.dataset.items[i] for i in self.split()["items"]]
+
+    def queries(self, *parts: str) -> list:
+        split = self.split()
+        return [self.dataset.queries[q] for part in parts for q in split[part]]
+
+
+def _stderr(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+def run_phase1(
+    config: Phase1Config,
+    run: RunDir,
+    progress: bool = True,
+    echo: Callable[[str], None] = _stderr,
+) -> Phase1Report:
+    """Run (or resume) Phase 1 in `run`; returns which steps ran and their details."""
+    with run.lock():
+        prompts = _prepare(run, config)
+        dataset = load_dataset(Path(config.data), config.relevance_threshold)
+        ctx = _Context(config, run, prompts, dataset, progress, echo)
+        report = Phase1Report(run=run.root)
+        for step, action in _ACTIONS.items():
+            if run.is_done(step):
+                report.skipped.append(step)
+                continue
+            echo(f"[{run.name}] {step} ...")
+            start = time.perf_counter()
+            info = action(ctx)
+            info["seconds"] = round(time.perf_counter() - start, 2)
+            run.mark_done(step, **info)
+            report.ran.append(step)
+            report.details[step] = info
+            echo(f"[{run.name}] {step} done in {info['seconds']:.1f} s")
+            gc.collect()
+        return report
+
+
+def _prepare(run: RunDir, config: Phase1Config) -> PromptSet:
+    """Write config.json and prompts.json on the first call; on later calls check that
+    the run is continued with the same settings and return the run's own prompts."""
+    if run.config_path.exists():
+        old = run.read_config()
+        new = config.to_json()
+        if not new["prompts_version"]:  # "whatever the run has": only the stored one is known
+            new["prompts_version"] = old.get("prompts_version", "")
+        diffs = [d for d in config_differences(old, new) if d not in RESUMABLE_CHANGES]
+        if diffs:
+            raise InputError(
+                f"{run.config_path}: run {run.name!r} was started with other settings ({', '.join(diffs)}); "
+                "use the same options to resume, or a new --run"
+            )
+        if not run.prompts_path.exists():
+            raise CogrError(f"{run.prompts_path}: missing; the run directory is damaged")
+        return load_prompts(run.prompts_path)
+    prompts = load_prompts(config.prompts)
+    if config.prompts_version and config.prompts_version != prompts.version:
+        raise InputError(f"prompt set {config.prompts!r} is version {prompts.version}, not {config.prompts_version}")
+    config = config.model_copy(update={"prompts_version": prompts.version})
+    prompts.save(run.prompts_path)
+    run.write_config(config.to_json())
+    return prompts
+
+
+# -- steps ---------------------------------------------------------------------------
+
+
+def _step_split(ctx: _Context) -> dict:
+    split = select_split(ctx.dataset, ctx.config)
+    atomic_write_json(ctx.run.split_path, split)
+    return {key: len(value) for key, value in split.items() if isinstance(value, list)}
+
+
+def select_split(dataset: Dataset, config: Phase1Config) -> dict:
+    """Training / validation queries (the data package's seeded split, so eval's
+    `--split val` scores the same queries) and the items in use, under the caps.
+
+    With `max_items`, items relevant to the chosen training queries come first, taken
+    round-robin across queries so that every query keeps some relevant items; the rest
+    of the budget is filled with other items (seeded), which act as distractors.
+    """
+    relevant = dataset.relevant()
+    if config.val_fraction > 0 and len(dataset.queries) > 1:
+        train, val = dataset.split(config.val_fraction, config.seed)
+        val_ids = sorted(val.queries)
+    else:
+        train, val_ids = dataset, []
+    rng = random.Random(config.seed)
+    train_ids = [q for q in sorted(train.queries) if q in relevant]
+    if not train_ids:
+        raise InputError(f"{dataset.path}: no training query has a relevant item (check the relevance threshold)")
+    if config.max_queries is not None:
+        train_ids = _sample(train_ids, config.max_queries, rng)
+        val_ids = _sample(val_ids, config.max_queries, rng)
+    items = sorted(dataset.items)
+    if config.max_items is not None and config.max_items < len(items):
+        items = _items_for(train_ids, relevant, items, config.max_items, rng)
+    return {"train_queries": train_ids, "val_queries": val_ids, "items": items}
+
+
+def _sample(ids: list[str], limit: int, rng: random.Random) -> list[str]:
+    return ids if len(ids) <= limit else sorted(rng.sample(ids, limit))
+
+
+def _items_for(
+    query_ids: Sequence[str], relevant: Mapping[str, set[str]], all_items: list[str], limit: int, rng: random.Random
+) -> list[str]:
+    chosen: dict[str, None] = {}
+    lists = [sorted(relevant.get(q, ())) for q in query_ids]
+    depth = 0
+    while len(chosen) < limit and any(depth < len(lst) for lst in lists):
+        for lst in lists:
+            if depth < len(lst) and len(chosen) < limit:
+                chosen.setdefault(lst[depth], None)
+        depth += 1
+    rest = [i for i in all_items if i not in chosen]
+    rng.shuffle(rest)
+    for item_id in rest[: limit - len(chosen)]:
+        chosen.setdefault(item_id, None)
+    return sorted(chosen)
+
+
+def _sampling(ctx: _Context, base: SamplingParams) -> SamplingParams:
+    gen = ctx.config.generation
+    return base.with_(max_new_tokens=gen.max_new_tokens, seed=gen.seed)
+
+
+def _generate(ctx: _Context, model: Path, requests: list, out: Path, params: SamplingParams,
+              keep: int | None, desc: str) -> dict:
+    gen = ctx.config.generation
+    with load_backend(model, gen.backend, dtype=gen.dtype) as backend:
+        stats = generate_keyword_file(
+            backend, requests, out, params, batch_size=gen.batch_size, keep=keep,
+            k_max=ctx.config.k_max, progress=ctx.progress, desc=desc,
+        )
+    rows = read_keyword_file(out)
+    empty = sum(1 for r in requests if not rows.get(r.id))
+    return {**stats.as_dict(), "backend": backend.name, "rows": len(rows), "empty_rows": empty}
+
+
+def _step_base_item_keywords(ctx: _Context) -> dict:
+    c = ctx.config
+    requests = item_requests(ctx.prompts, ctx.items(), c.item_keywords, few_shot=c.few_shot_init)
+    out = ctx.run.base_item_keywords_path
+    info = _generate(ctx, Path(c.model), requests, out, _sampling(ctx, INIT), c.item_keywords, "base item keywords")
+    if info["empty_rows"] == len(requests):
+        raise CogrError(
+            f"{out}: the base model produced no parsable keywords for any item; "
+            "try another --model or prompt set"
+        )
+    return info
+
+
+def _step_query_targets(ctx: _Context) -> dict:
+    split = ctx.split()
+    base = read_keyword_file(ctx.run.base_item_keywords_path)
+    in_use = set(split["items"])
+    relevant = ctx.dataset.relevant()
+    pools = {q: relevant.get(q, set()) & in_use for q in split["train_queries"]}
+    targets = query_targets(base, pools, ctx.config.query_top_n)
+    write_keyword_file(ctx.run.query_targets_path, targets.items())
+    return {
+        "queries": len(pools),
+        "with_target": len(targets),
+        "without_target": len(pools) - len(targets),
+        "mean_target_size": round(sum(map(len, targets.values())) / max(1, len(targets)), 2),
+    }
+
+
+def _sft(ctx: _Context, side: str, examples: list) -> dict:
+    from cogr_search.training.sft import train_sft
+
+    out = ctx.run.checkpoint_path(0, side)
+    result = train_sft(Path(ctx.config.model), examples, out, ctx.config.sft, progress=ctx.progress)
+    return {**result.as_dict(), "weights_sha256": weights_digest(out)}
+
+
+def _step_sft_item(ctx: _Context) -> dict:
+    from cogr_search.training.sft import SFTExample
+
+    base = read_keyword_file(ctx.run.base_item_keywords_path)
+    m = ctx.config.item_keywords
+    examples = [
+        SFTExample(ctx.prompts.item_messages(item.title, item.description, m), assistant_text(base[item.id]))
+        for item in ctx.items()
+        if base.get(item.id)
+    ]
+    return _sft(ctx, "item", examples)
+
+
+def _step_sft_query(ctx: _Context) -> dict:
+    from cogr_search.training.sft import SFTExample
+
+    targets = read_keyword_file(ctx.run.query_targets_path)
+    n = ctx.config.query_top_n
+    examples = [
+        SFTExample(ctx.prompts.query_messages(query.text, n), assistant_text(targets[query.id]))
+        for query in ctx.queries("train_queries")
+        if targets.get(query.id)
+    ]
+    return _sft(ctx, "query", examples)
+
+
+def _step_item_keywords(ctx: _Context) -> dict:
+    requests = item_requests(ctx.prompts, ctx.items(), ctx.config.item_keywords)
+    return _generate(ctx, ctx.run.checkpoint_path(0, "item"), requests, ctx.run.item_keywords_path(0),
+                     _sampling(ctx, INDEX), None, "item keywords (round 0)")
+
+
+def _step_query_keywords(ctx: _Context) -> dict:
+    requests = query_requests(ctx.prompts, ctx.queries("train_queries", "val_queries"), ctx.config.query_top_n)
+    return _generate(ctx, ctx.run.checkpoint_path(0, "query"), requests, ctx.run.query_keywords_path(0),
+                     _sampling(ctx, EVAL), None, "query keywords (round 0)")
+
+
+def _step_round(ctx: _Context) -> dict:
+    hashes = {side: (ctx.run.step_info(f"round-0/sft_{side}") or {}).get("weights_sha256") for side in ("query", "item")}
+    return {"weights_sha256": hashes, "phase": "sft"}
+
+
+_ACTIONS: dict[str, Callable[[_Context], dict]] = {
+    "split": _step_split,
+    "round-0/base_item_keywords": _step_base_item_keywords,
+    "round-0/query_targets": _step_query_targets,
+    "round-0/sft_item": _step_sft_item,
+    "round-0/sft_query": _step_sft_query,
+    "round-0/item_keywords": _step_item_keywords,
+    "round-0/query_keywords": _step_query_keywords,
+    "round-0": _step_round,
+}
+assert tuple(_ACTIONS) == STEPS

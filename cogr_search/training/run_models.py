@@ -1,0 +1,34 @@
+"""Open a run's trained generators with the prompts and budgets the run trained them on.
+
+The run's own `prompts.json` and `config.json` are used (never the packaged defaults),
+so a model always sees the input format it learned.
+"""
+
+from __future__ import annotations
+
+from cogr_search.errors import CogrError
+from cogr_search.generators.backend import load_backend
+from cogr_search.generators.keyword_generator import KeywordGenerator
+from cogr_search.generators.prompts import load_prompts
+from cogr_search.keywords import DEFAULT_K_MAX
+from cogr_search.training.run_dir import RunDir
+
+
+def open_generator(
+    run: RunDir, side: str, round_: int | None = None, backend: str = "auto", dtype: str = "auto"
+) -> tuple[KeywordGenerator, int]:
+    """The `side` generator of `round_` (default: latest complete round) and that round."""
+    round_ = run.require_round(round_)
+    folder = run.checkpoint_path(round_, side)
+    if not folder.is_dir():
+        raise CogrError(f"run {run.name!r}: round {round_} has no {side} checkpoint ({folder})")
+    config = run.read_config()
+    budget = config.get("query_top_n", 15) if side == "query" else config.get("item_keywords", 10)
+    generator = KeywordGenerator(
+        load_backend(folder, backend, dtype=dtype),
+        load_prompts(run.prompts_path),
+        side,
+        max_keywords=int(budget),
+        k_max=int(config.get("k_max", DEFAULT_K_MAX)),
+    )
+    return generator, round_

@@ -1,0 +1,160 @@
+"""Supervised fine-tuning of one keyword generator with trl's `SFTTrainer`.
+
+Examples are conversational prompt-completion pairs (the same chat messages the
+generator sees at inference, and the keyword list as the assistant turn), so trl
+computes the loss on the completion only and the model learns to end its turn.
+
+Crash safety: the trainer writes checkpoints into `<out>.work/` every `save_steps` and a
+re-run resumes from the newest one; the final model is saved into a temporary folder
+and renamed to `<out>/`, so a checkpoint folder is either complete or absent. LoRA
+adapters are merged before saving: every checkpoint is a plain causal LM folder that
+any backend (transformers, vLLM) loads without peft.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from cogr_search.errors import CogrError
+from cogr_search.generators.prompts import Message
+from cogr_search.training.config import SFTConfig
+
+
+@dataclass(frozen=True)
+class SFTExample:
+    prompt: list[Message]
+    completion: str
+
+
+@dataclass
+class SFTResult:
+    steps: int
+    examples: int
+    seconds: float
+    train_loss: float | None
+    losses: list[float] = field(default_factory=list)
+    resumed_from: str | None = None
+
+    def as_dict(self) -> dict:
+        return {
+            "steps": self.steps,
+            "examples": self.examples,
+            "seconds": round(self.seconds, 2),
+            "train_loss": self.train_loss,
+            "first_loss": self.losses[0] if self.losses else None,
+            "last_loss": self.losses[-1] if self.losses else None,
+            "resumed_from": self.resumed_from,
+        }
+
+
+def train_sft(
+    model_path: Path,
+    examples: Sequence[SFTExample],
+    out_dir: Path,
+    config: SFTConfig,
+    progress: bool = True,
+) -> SFTResult:
+    """Fine-tune the model at `model_path` on `examples` and save it to `out_dir`."""
+    if not examples:
+        raise CogrError(f"SFT for {out_dir}: no training examples")
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    import torch
+    from datasets import Dataset as HFDataset
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from trl import SFTConfig as TrlSFTConfig
+    from trl import SFTTrainer
+
+    work_dir = out_dir.with_name(out_dir.name + ".work")
+    on_gpu = torch.cuda.is_available()
+    tokenizer = AutoTokenizer.from_pretrained(str(model_path))
+    if tokenizer.pad_token is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    model = AutoModelForCausalLM.from_pretrained(str(model_path), dtype=torch.float32)
+    dataset = HFDataset.from_list(
+        [{"prompt": ex.prompt, "completion": [{"role": "assistant", "content": ex.completion}]} for ex in examples]
+    )
+    args = TrlSFTConfig(
+        output_dir=str(work_dir),
+        use_cpu=not on_gpu,
+        bf16=on_gpu and torch.cuda.is_bf16_supported(),
+        per_device_train_batch_size=config.batch_size,
+        gradient_accumulation_steps=config.gradient_accumulation_steps,
+        learning_rate=config.learning_rate,
+        num_train_epochs=config.epochs,
+        max_steps=config.max_steps,
+        max_length=config.max_length,
+        warmup_steps=config.warmup_ratio,  # a float < 1 is a ratio in transformers 5
+        lr_scheduler_type=config.lr_scheduler,
+        weight_decay=config.weight_decay,
+        activation_checkpointing=config.activation_checkpointing,
+        logging_steps=config.logging_steps,
+        save_strategy="steps",
+        save_steps=config.save_steps,
+        save_total_limit=1,
+        report_to=[],
+        seed=config.seed,
+        disable_tqdm=not progress,
+        dataloader_num_workers=0,
+    )
+    peft_config = _lora_config(config) if config.lora else None
+    trainer = SFTTrainer(
+        model=model, args=args, train_dataset=dataset, processing_class=tokenizer, peft_config=peft_config
+    )
+    checkpoint = _latest_checkpoint(work_dir)
+    start = time.perf_counter()
+    output = trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
+    seconds = time.perf_counter() - start
+    losses = [float(entry["loss"]) for entry in trainer.state.log_history if "loss" in entry]
+    trained = trainer.model
+    if config.lora:
+        trained = trained.merge_and_unload()
+    _save_atomically(trained, tokenizer, out_dir)
+    shutil.rmtree(work_dir, ignore_errors=True)
+    return SFTResult(
+        steps=int(trainer.state.global_step),
+        examples=len(examples),
+        seconds=seconds,
+        train_loss=float(output.training_loss) if output.training_loss is not None else None,
+        losses=losses,
+        resumed_from=checkpoint.name if checkpoint else None,
+    )
+
+
+def _lora_config(config: SFTConfig):  # noqa: ANN202 - peft type
+    from peft import LoraConfig
+
+    return LoraConfig(
+        r=config.lora_r,
+        lora_alpha=config.lora_alpha,
+        lora_dropout=config.lora_dropout,
+        target_modules="all-linear",
+        task_type="CAUSAL_LM",
+    )
+
+
+def _latest_checkpoint(work_dir: Path) -> Path | None:
+    """The trainer's newest `checkpoint-<step>` folder, if a previous attempt left one."""
+    if not work_dir.is_dir():
+        return None
+    checkpoints = [p for p in work_dir.glob("checkpoint-*") if p.name.split("-")[-1].isdigit()]
+    complete = [p for p in checkpoints if (p / "trainer_state.json").is_file()]
+    return max(complete, key=lambda p: int(p.name.split("-")[-1]), default=None)
+
+
+def _save_atomically(model: object, tokenizer: object, out_dir: Path) -> None:
+    staging = out_dir.with_name(f".{out_dir.name}.saving")
+    shutil.rmtree(staging, ignore_errors=True)
+    model.config.use_cache = True  # training turns the cache off; generation wants it
+    if tokenizer.pad_token_id is not None:
+        model.generation_config.pad_token_id = tokenizer.pad_token_id
+    model.save_pretrained(str(staging))
+    tokenizer.save_pretrained(str(staging))
+    if out_dir.exists():
+        shutil.rmtree(out_dir)
+    os.replace(staging, out_dir)
