@@ -6,8 +6,8 @@ truncated to k_max as at serving time, which is exactly what sync writes into
 `cogr_keywords`. Inside, items are integer positions (catalog order) and keywords are
 integer term ids; outside, callers see their own item ids and keyword strings.
 
-Retrieval unions are bitsets (`Postings.union_bits`), so counting a candidate's
-retrieved set costs a few ORs and a popcount rather than a sort of its postings.
+Retrieval unions are `Postings.union`s (bitsets for frequent keywords, deduplicated
+short postings for the rest), so counting a candidate's retrieved set never sorts.
 """
 
 from __future__ import annotations
@@ -21,15 +21,7 @@ from cogr_search.errors import InputError
 from cogr_search.keywords import DEFAULT_K_MAX, normalize
 from cogr_search.metrics import QueryResult
 from cogr_search.shadow.bm25 import BM25Index
-from cogr_search.shadow.postings import (
-    Postings,
-    Vocabulary,
-    bits_set,
-    csr_from_rows,
-    popcount_rows,
-    transpose_csr,
-    unpack_rows,
-)
+from cogr_search.shadow.postings import Postings, Vocabulary, csr_from_rows, transpose_csr
 
 _NORMALIZED: dict[str, str] = {}
 _NORMALIZED_MAX = 1 << 20
@@ -187,8 +179,7 @@ class ItemIndex:
         """Sorted positions of the items sharing at least one term with the query."""
         if len(term_ids) == 1:
             return self.postings.members_of(int(term_ids[0])).astype(np.int64)
-        bits = self.postings.union_bits([term_ids])
-        return np.flatnonzero(unpack_rows(bits, len(self.item_ids))[0])
+        return self.postings.union([term_ids]).row(0)
 
     def count(self, term_ids: Sequence[int] | np.ndarray, relevant_positions: np.ndarray) -> tuple[int, int]:
         """(|I_ret|, |I_ret ∩ rel|) of one query without materializing the retrieved set."""
@@ -198,14 +189,14 @@ class ItemIndex:
     def count_batch(
         self, term_lists: Sequence[Sequence[int] | np.ndarray], relevant: Sequence[np.ndarray]
     ) -> tuple[np.ndarray, np.ndarray]:
-        """(|I_ret|, |I_ret ∩ rel|) for each row's term ids, one bitset union for the batch."""
-        bits = self.postings.union_bits(term_lists)
-        n_ret = popcount_rows(bits)
+        """(|I_ret|, |I_ret ∩ rel|) for each row's term ids, one union for the batch."""
+        union = self.postings.union(term_lists)
+        n_ret = union.sizes()
         lengths = [len(r) for r in relevant]
         if sum(lengths) == 0:
             return n_ret, np.zeros(len(term_lists), dtype=np.int64)
         rows = np.repeat(np.arange(len(term_lists)), lengths)
-        hits = bits_set(bits, rows, np.concatenate(relevant).astype(np.int64))
+        hits = self.postings.contains(union, rows, np.concatenate(relevant).astype(np.int64))
         return n_ret, np.bincount(rows[hits], minlength=len(term_lists))
 
     def retrieved(self, keywords: Sequence[str], text: str | None = None, k_max: int | None = None) -> list[str]:

@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterable, Sequence
+from itertools import chain
 from dataclasses import dataclass, field
 
 import numpy as np
+
+from cogr_search.keywords import normalize
 
 
 def csr_from_rows(rows: Sequence[Sequence[int]]) -> tuple[np.ndarray, np.ndarray]:
@@ -50,6 +53,60 @@ def gather(indptr: np.ndarray, values: np.ndarray, ids: np.ndarray) -> tuple[np.
     return values[starts[owner] + offsets], owner
 
 
+@dataclass
+class Union:
+    """Per-row sets of members: row g = bits of `dense[g]` ∪ {members[k] : rows[k] == g}.
+
+    The sparse pairs are distinct, disjoint from the bitsets and ordered by row, so
+    sizes and weighted sums are plain sums of the two parts.
+    """
+
+    n_rows: int
+    n_members: int
+    dense: np.ndarray | None
+    rows: np.ndarray
+    members: np.ndarray
+
+    def sizes(self) -> np.ndarray:
+        sizes = np.bincount(self.rows, minlength=self.n_rows)
+        if self.dense is not None:
+            sizes += popcount_rows(self.dense)
+        return sizes
+
+    def weighted_sums(self, weights: np.ndarray, row_weights: np.ndarray | None = None) -> np.ndarray:
+        """Sum of w[m] over each row's members m.
+
+        `weights` is one vector for all rows, or a (K, n_members) matrix with
+        `row_weights[g]` naming the vector of row g.
+        """
+        if weights.ndim == 2 and len(weights) == 1:
+            weights = weights[0]
+        if weights.ndim == 1:
+            picked = weights[self.members]
+        else:
+            picked = weights[row_weights[self.rows], self.members]
+        sums = np.bincount(self.rows, weights=picked, minlength=self.n_rows).astype(np.float64)
+        if self.dense is not None:
+            unpacked = unpack_rows(self.dense, self.n_members)
+            if weights.ndim == 1:
+                sums += unpacked @ weights
+            else:
+                for k in range(len(weights)):
+                    mine = row_weights == k
+                    sums[mine] += unpacked[mine] @ weights[k]
+        return sums
+
+    def row(self, g: int = 0, sort: bool = True) -> np.ndarray:
+        """Row g's members (int64), sorted unless `sort=False`."""
+        lo, hi = np.searchsorted(self.rows, (g, g + 1))  # rows are in ascending order
+        part = self.members[lo:hi].astype(np.int64)
+        if self.dense is not None:
+            part = np.concatenate([part, np.flatnonzero(unpack_rows(self.dense[g : g + 1], self.n_members)[0])])
+        if sort:
+            part.sort()
+        return part
+
+
 def _popcount_table() -> np.ndarray:
     return np.array([bin(v).count("1") for v in range(256)], dtype=np.int64)
 
@@ -80,8 +137,10 @@ class Postings:
     """An inverted index: `terms[t]` is keyword t, `members[indptr[t]:indptr[t+1]]` its rows.
 
     Keywords shared by many members (df >= `dense_min_df`) also get a bitset row: the
-    union of a keyword set is then an OR of a few bitset rows plus the scatter of the
-    short postings, so its cost stops growing with the frequent keywords' lengths.
+    union of a keyword set is then an OR of a few bitset rows plus the short postings,
+    so its cost stops growing with the frequent keywords' lengths.
+
+    Not thread-safe: unions reuse scratch arrays owned by the index.
     """
 
     terms: list[str]
@@ -96,7 +155,7 @@ class Postings:
     def __post_init__(self) -> None:
         if self.dense_min_df <= 0:
             self.dense_min_df = default_dense_min_df(self.n_members)
-        df = np.diff(self.indptr)
+        df = self._df = np.diff(self.indptr)
         dense_terms = np.flatnonzero(df >= self.dense_min_df)
         self.dense_row_of_term = np.full(len(df), -1, dtype=np.int64)
         self.dense_row_of_term[dense_terms] = np.arange(len(dense_terms))
@@ -106,12 +165,33 @@ class Postings:
             members, owner = gather(self.indptr, self.members, dense_terms)
             flat = self.dense_rows.reshape(-1)
             np.bitwise_or.at(flat, owner * self.words + (members >> 6), _bit(members))
-        self._sparse_mask = self.dense_row_of_term < 0
+        self._raw_terms: dict[str, int] = {}
+        self._rows = np.arange(_MAX_ROWS)
+        self._stamp = np.zeros((0, self.n_members), dtype=np.int32)
+        self._flags = np.zeros((0, self.n_members), dtype=bool)
 
     def term_ids(self, keywords: Iterable[str]) -> list[int]:
-        """Ids of the keywords this index knows; unknown keywords match nothing."""
+        """Ids of already-normalized keywords; keywords this index lacks are skipped."""
         get = self.vocab.get
         return [t for t in map(get, keywords) if t is not None]
+
+    def lookup(self, keywords: Iterable[str]) -> list[int]:
+        """Ids of raw keywords (normalized on first sight, then cached); unknown ones skipped.
+
+        One dict lookup per keyword on the reward hot path instead of a normalization
+        cache plus a vocabulary lookup. Two spellings of one keyword may both appear;
+        unions do not care.
+        """
+        resolved = list(map(self._raw_terms.get, keywords))
+        if None in resolved:
+            resolved = [self._resolve(k) if t is None else t for k, t in zip(keywords, resolved)]
+        return [t for t in resolved if t >= 0]
+
+    def _resolve(self, keyword: str) -> int:
+        if len(self._raw_terms) >= _RAW_CACHE_MAX:
+            self._raw_terms.clear()
+        term = self._raw_terms[keyword] = self.vocab.get(normalize(keyword), -1)
+        return term
 
     def members_of(self, term: int) -> np.ndarray:
         return self.members[self.indptr[term] : self.indptr[term + 1]]
@@ -119,33 +199,91 @@ class Postings:
     def document_frequency(self) -> np.ndarray:
         return np.diff(self.indptr)
 
-    def union_bits(self, term_lists: Sequence[Sequence[int]]) -> np.ndarray:
-        """(len(term_lists), words) uint64: row g is the union of the postings of list g."""
+    def union(self, term_lists: Sequence[Sequence[int]]) -> "Union":
+        """The union of the postings of each term list, as a `Union` (one row per list).
+
+        Frequent terms are OR-ed as bitset rows; the short postings are gathered, those
+        already covered by the bitsets dropped, and duplicates removed by a first-
+        occurrence stamp (see `Union`). Only plain fancy indexing and reductions: no
+        sorting, no `ufunc.at`, no O(members) clearing per row.
+        """
         n_rows = len(term_lists)
-        bits = np.zeros((n_rows, self.words), dtype=np.uint64)
         lengths = [len(terms) for terms in term_lists]
-        flat = np.fromiter((t for terms in term_lists for t in terms), dtype=np.int64, count=sum(lengths))
-        if len(flat) == 0:
-            return bits
-        owners = np.repeat(np.arange(n_rows), lengths)
-        dense = self.dense_row_of_term[flat]
-        is_dense = dense >= 0
-        if is_dense.any():
-            dense_owner, dense = owners[is_dense], dense[is_dense]
-            starts = np.flatnonzero(np.r_[True, dense_owner[1:] != dense_owner[:-1]])
-            bits[dense_owner[starts]] = np.bitwise_or.reduceat(self.dense_rows[dense], starts, axis=0)
-        sparse = ~is_dense
-        members, which = gather(self.indptr, self.members, flat[sparse])
+        total = sum(lengths)
+        flat = np.fromiter(chain.from_iterable(term_lists), dtype=np.int64, count=total)
+        owners = np.repeat(self._rows[:n_rows] if n_rows <= _MAX_ROWS else np.arange(n_rows), lengths)
+        dense_bits = None
+        if len(self.dense_rows) and total:
+            dense = self.dense_row_of_term[flat]
+            is_dense = dense >= 0
+            n_dense = int(np.count_nonzero(is_dense))
+            if n_dense:
+                dense_owner, dense = owners[is_dense], dense[is_dense]
+                change = np.empty(n_dense, dtype=bool)
+                change[0] = True
+                np.not_equal(dense_owner[1:], dense_owner[:-1], out=change[1:])
+                starts = np.flatnonzero(change)
+                dense_bits = np.zeros((n_rows, self.words), dtype=np.uint64)
+                dense_bits[dense_owner[starts]] = np.bitwise_or.reduceat(self.dense_rows[dense], starts, axis=0)
+                sparse = ~is_dense
+                flat, owners = flat[sparse], owners[sparse]
+        members, rows = self._gather_rows(flat, owners)
+        if dense_bits is not None and len(members):
+            outside = ~bits_set(dense_bits, rows, members)
+            rows, members = rows[outside], members[outside]
         if len(members):
-            rows = owners[sparse][which]
-            np.bitwise_or.at(bits.reshape(-1), rows * self.words + (members >> 6), _bit(members))
-        return bits
+            first = self._first_occurrence(rows, members, n_rows)
+            rows, members = rows[first], members[first]
+        return Union(n_rows, self.n_members, dense_bits, rows, members)
+
+    def _gather_rows(self, terms: np.ndarray, owners: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Concatenated postings of `terms`, and the owner row of each member."""
+        if len(terms) == 0:
+            return self.members[:0], owners[:0]
+        starts = self.indptr[terms]
+        lengths = self._df[terms]
+        ends = np.cumsum(lengths)
+        total = int(ends[-1])
+        positions = np.arange(total) + np.repeat(starts - ends + lengths, lengths)
+        return self.members[positions], np.repeat(owners, lengths)
+
+    def _first_occurrence(self, rows: np.ndarray, members: np.ndarray, n_rows: int) -> np.ndarray:
+        """True at exactly one occurrence of each distinct (row, member) pair.
+
+        Scatter each pair's own index into a stamp array and read it back: whichever
+        write lands last, exactly one index per distinct pair survives, so exactly one
+        occurrence compares equal. Only cells written in this call are read, so the
+        stamp array never needs clearing.
+        """
+        if self._stamp.shape[0] < n_rows:
+            self._stamp = np.zeros((n_rows, self.n_members), dtype=np.int32)
+            self._flags = np.zeros((n_rows, self.n_members), dtype=bool)
+        index = np.arange(len(members), dtype=np.int32)
+        self._stamp[rows, members] = index
+        return self._stamp[rows, members] == index
+
+    def contains(self, union: "Union", rows: np.ndarray, members: np.ndarray) -> np.ndarray:
+        """Whether `members[k]` is in row `rows[k]` of a union made by this index."""
+        found = np.zeros(len(members), dtype=bool)
+        if union.dense is not None:
+            found |= bits_set(union.dense, rows, members)
+        if len(union.members):
+            if self._flags.shape[0] < union.n_rows:
+                self._flags = np.zeros((union.n_rows, self.n_members), dtype=bool)
+            self._flags[union.rows, union.members] = True
+            found |= self._flags[rows, members]
+            self._flags[union.rows, union.members] = False
+        return found
 
     def memory_bytes(self) -> int:
         """Arrays plus the vocabulary dict and its strings (shared by `terms`)."""
         strings = sum(sys.getsizeof(t) for t in self.terms)
         arrays = self.indptr.nbytes + self.members.nbytes + self.dense_rows.nbytes + self.dense_row_of_term.nbytes
         return arrays + sys.getsizeof(self.vocab) + sys.getsizeof(self.terms) + strings
+
+
+_MAX_ROWS = 1024
+_RAW_CACHE_MAX = 1 << 20
 
 
 def default_dense_min_df(n_members: int) -> int:

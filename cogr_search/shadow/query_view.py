@@ -5,9 +5,8 @@ and the relevance labels. It caches, per query, `n_ret`, `n_tp`, `n_rel` under t
 reference item index, plus keyword -> queries postings, so that:
 
 - a query-side reward is one gather over the item postings (`ItemIndex.count`);
-- an item-side reward is one bitset union over the query postings (Q_cand) and one
-  dot product with a per-item weight vector (see `rewards.py`), never a rebuild of
-  the item index.
+- an item-side reward is one union over the query postings (Q_cand) and a sum of a
+  per-item weight vector over it (see `rewards.py`), never a rebuild of the item index.
 
 Ids outside are the caller's strings; inside, queries and items are positions.
 Candidate keywords may be raw generator strings: they are normalized (cached) and
@@ -17,34 +16,25 @@ de-duplicated here; a set with more than k_max distinct keywords is oversized.
 from __future__ import annotations
 
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 
 import numpy as np
 
 from cogr_search.errors import InputError
 from cogr_search.keywords import DEFAULT_K_MAX
 from cogr_search.shadow.index import ItemIndex, distinct_keywords, query_representation
-from cogr_search.shadow.postings import (
-    Postings,
-    Vocabulary,
-    bits_set,
-    csr_from_rows,
-    popcount_rows,
-    transpose_csr,
-    unpack_rows,
-)
+from cogr_search.shadow.postings import Postings, Union, Vocabulary, csr_from_rows, transpose_csr
 from cogr_search.shadow.rewards import (
     OVERSIZED_ITEM_REWARD,
     OVERSIZED_QUERY_REWARD,
     GainTables,
-    ItemWeights,
     f_beta_array,
     item_weights,
     transposed_f_beta,
 )
 
 _CHUNK = 64
-"""Candidates per union: bounds the bitset block (64 x |items| bits)."""
+"""Candidates per union: bounds the per-row scratch arrays (64 rows x members)."""
 
 
 class QueryView:
@@ -86,12 +76,20 @@ class QueryView:
         self.item_to_query_term = np.fromiter(
             (qget(t, -1) for t in item_index.terms), dtype=np.int64, count=len(item_index.terms)
         )
+        title_terms = item_index.title_terms
+        mapped = self.item_to_query_term[item_index.item_terms]
+        keep = mapped >= 0
+        self._ref_terms = mapped[keep]
+        self._ref_indptr = np.zeros(len(item_index) + 1, dtype=np.int64)
+        item_of_term = np.repeat(np.arange(len(item_index)), np.diff(item_index.item_indptr))
+        np.cumsum(np.bincount(item_of_term[keep], minlength=len(item_index)), out=self._ref_indptr[1:])
+        to_query = self.item_to_query_term.tolist()
+        self._title_query_terms = [to_query[t] if t >= 0 else -1 for t in title_terms.tolist()]
         if counts is None:
             counts = self._reference_counts()
         self.n_ret, self.n_tp = counts
         self._gains: dict[float, GainTables] = {}
-        self._weights_key: tuple[int, float] | None = None
-        self._weights: ItemWeights | None = None
+        self._scratch = np.zeros(n_queries, dtype=bool)
 
     # ----------------------------------------------------------------- building
     @classmethod
@@ -191,12 +189,7 @@ class QueryView:
 
     def reference_query_positions(self, item_pos: int) -> np.ndarray:
         """Q_ref(i): the queries whose reference result contains item i (sorted)."""
-        index = self.item_index
-        item_terms = index.item_terms[index.item_indptr[item_pos] : index.item_indptr[item_pos + 1]]
-        query_terms = self.item_to_query_term[item_terms]
-        query_terms = query_terms[query_terms >= 0]
-        bits = self.postings.union_bits([query_terms])
-        return np.flatnonzero(unpack_rows(bits, len(self.query_ids))[0])
+        return self.postings.union([self._reference_terms(item_pos)]).row(0)
 
     def reference_queries(self, item_id: str) -> list[str]:
         return [self.query_ids[q] for q in self.reference_query_positions(self.item_index.position(item_id))]
@@ -220,19 +213,18 @@ class QueryView:
         ids = _broadcast_ids(query_ids, len(keyword_lists))
         flags = oversized if oversized is not None else [False] * len(keyword_lists)
         out = np.full(len(keyword_lists), OVERSIZED_QUERY_REWARD, dtype=np.float64)
-        vocab_get = self.item_index.vocab.get
+        lookup = self.item_index.postings.lookup
         live: list[int] = []
         term_lists: list[list[int]] = []
         relevant: list[np.ndarray] = []
         positions: list[int] = []
         for j, (query_id, keywords) in enumerate(zip(ids, keyword_lists)):
-            rep = distinct_keywords(keywords)
-            if flags[j] or len(rep) > self.k_max:
+            if flags[j] or self.is_oversized(keywords):
                 continue
             pos = self.position(query_id)
-            terms = [t for t in map(vocab_get, rep) if t is not None]
-            text_term = int(self.text_terms[pos])
-            if text_term >= 0 and text_term not in terms:
+            terms = lookup(keywords)
+            text_term = self.text_terms[pos]
+            if text_term >= 0:
                 terms.append(text_term)
             live.append(j)
             term_lists.append(terms)
@@ -245,54 +237,57 @@ class QueryView:
         return out
 
     # ----------------------------------------------------------------- item side
-    def _item_weights(self, item_pos: int, beta: float) -> ItemWeights:
-        """Cached for the last item: a GRPO group asks for the same item G times."""
-        key = (item_pos, beta)
-        if self._weights_key != key:
-            self._weights = item_weights(
-                self.gains(beta),
-                self.reference_query_positions(item_pos),
-                self.relevant_query_positions(item_pos),
-            )
-            self._weights_key = key
-        assert self._weights is not None
-        return self._weights
+    def is_oversized(self, keywords: Sequence[str]) -> bool:
+        """More than k_max distinct normalized keywords (cheap when the list is short)."""
+        return len(keywords) > self.k_max and len(distinct_keywords(keywords)) > self.k_max
 
-    def _candidate_query_terms(self, item_pos: int, keywords: Sequence[str]) -> list[int] | None:
-        """Query-vocabulary terms of `S_cand ∪ {title}`, or None when oversized."""
-        rep = distinct_keywords(keywords)
-        if len(rep) > self.k_max:
-            return None
-        get = self.postings.vocab.get
-        terms = [t for t in map(get, rep) if t is not None]
-        title_term = int(self.item_index.title_terms[item_pos])
+    def _reference_terms(self, item_pos: int) -> list[int]:
+        """Query-vocabulary terms of the item's reference representation."""
+        return self._ref_terms[self._ref_indptr[item_pos] : self._ref_indptr[item_pos + 1]].tolist()
+
+    def _candidate_query_terms(self, item_pos: int, keywords: Sequence[str]) -> list[int]:
+        """Query-vocabulary terms of `S_cand ∪ {title}` (the title keyword always stays)."""
+        terms = self.postings.lookup(keywords)
+        title_term = self._title_query_terms[item_pos]
         if title_term >= 0:
-            query_term = int(self.item_to_query_term[title_term])
-            if query_term >= 0 and query_term not in terms:
-                terms.append(query_term)
+            terms.append(title_term)
         return terms
 
-    def _item_batch(self, item_ids, keyword_lists, oversized, fill: float, score) -> np.ndarray:
-        """Group candidates by item, chunk them, and apply `score(item_pos, bits)` to the
-        Q_cand bitsets of each chunk."""
+    def _item_chunks(
+        self, item_ids: str | Sequence[str], keyword_lists: Sequence[Sequence[str]], oversized: Sequence[bool] | None
+    ) -> Iterator[tuple[Union, list[int], list[int], np.ndarray, np.ndarray]]:
+        """Unions of Q_cand for the live candidates, chunk by chunk, with Q_ref rows.
+
+        Each chunk holds, per item, one row for its reference representation followed
+        by rows for its candidates, so one union call serves a whole GRPO batch.
+        Yields (union, item positions, reference rows, candidate rows, output slots).
+        """
         ids = _broadcast_ids(item_ids, len(keyword_lists))
         flags = oversized if oversized is not None else [False] * len(keyword_lists)
-        out = np.full(len(keyword_lists), fill, dtype=np.float64)
         groups: dict[int, list[int]] = {}
         for j, item_id in enumerate(ids):
-            groups.setdefault(self.item_index.position(item_id), []).append(j)
+            if not flags[j] and not self.is_oversized(keyword_lists[j]):
+                groups.setdefault(self.item_index.position(item_id), []).append(j)
+        rows: list[list[int]] = []
+        items: list[int] = []
+        ref_rows: list[int] = []
+        cand_rows: list[int] = []
+        slots: list[int] = []
         for item_pos, members in groups.items():
-            live: list[int] = []
-            term_lists: list[list[int]] = []
-            for j in members:
-                terms = None if flags[j] else self._candidate_query_terms(item_pos, keyword_lists[j])
-                if terms is not None:
-                    live.append(j)
-                    term_lists.append(terms)
-            for start in range(0, len(live), _CHUNK):
-                chunk = term_lists[start : start + _CHUNK]
-                out[live[start : start + _CHUNK]] = score(item_pos, self.postings.union_bits(chunk))
-        return out
+            for start in range(0, len(members), _CHUNK - 1):
+                piece = members[start : start + _CHUNK - 1]
+                if len(rows) + 1 + len(piece) > _CHUNK:
+                    yield self.postings.union(rows), items, ref_rows, np.array(cand_rows), np.array(slots)
+                    rows, items, ref_rows, cand_rows, slots = [], [], [], [], []
+                items.append(item_pos)
+                ref_rows.append(len(rows))
+                rows.append(self._reference_terms(item_pos))
+                for j in piece:
+                    cand_rows.append(len(rows))
+                    slots.append(j)
+                    rows.append(self._candidate_query_terms(item_pos, keyword_lists[j]))
+        if rows:
+            yield self.postings.union(rows), items, ref_rows, np.array(cand_rows), np.array(slots)
 
     def item_reward(self, item_id: str, keywords: Sequence[str], oversized: bool = False, beta: float = 1.0) -> float:
         """Counterfactual marginal reward of `S_i` (Eq. 2.3); -1 if oversized."""
@@ -306,12 +301,21 @@ class QueryView:
         beta: float = 1.0,
     ) -> np.ndarray:
         """Counterfactual rewards of a GRPO group (one item id) or a mixed batch."""
-
-        def score(item_pos: int, bits: np.ndarray) -> np.ndarray:
-            weights = self._item_weights(item_pos, beta)
-            return weights.base + unpack_rows(bits, len(self.query_ids)) @ weights.weights
-
-        return self._item_batch(item_ids, keyword_lists, oversized, OVERSIZED_ITEM_REWARD, score)
+        out = np.full(len(keyword_lists), OVERSIZED_ITEM_REWARD, dtype=np.float64)
+        gains = self.gains(beta)
+        for union, items, ref_rows, cand_rows, slots in self._item_chunks(item_ids, keyword_lists, oversized):
+            weights = [
+                item_weights(gains, union.row(row, sort=False), self.relevant_query_positions(item_pos), self._scratch)
+                for item_pos, row in zip(items, ref_rows)
+            ]
+            if len(items) == 1:  # a GRPO group: one weight vector for every row
+                out[slots] = weights[0].base + union.weighted_sums(weights[0].weights)[cand_rows]
+                continue
+            owner = np.repeat(np.arange(len(items)), np.diff([*ref_rows, union.n_rows]))
+            sums = union.weighted_sums(np.stack([w.weights for w in weights]), owner)
+            base = np.array([w.base for w in weights])
+            out[slots] = base[owner[cand_rows]] + sums[cand_rows]
+        return out
 
     def transposed_item_reward(
         self, item_id: str, keywords: Sequence[str], oversized: bool = False, beta: float = 1.0
@@ -326,15 +330,18 @@ class QueryView:
         oversized: Sequence[bool] | None = None,
         beta: float = 1.0,
     ) -> np.ndarray:
-        def score(item_pos: int, bits: np.ndarray) -> np.ndarray:
-            relevant = self.relevant_query_positions(item_pos)
-            n_cand = popcount_rows(bits)
-            rows = np.repeat(np.arange(len(bits)), len(relevant))
-            hits = bits_set(bits, rows, np.tile(relevant, len(bits)).astype(np.int64))
-            n_hit = np.bincount(rows[hits], minlength=len(bits))
-            return transposed_f_beta(n_cand, n_hit, len(relevant), beta)
-
-        return self._item_batch(item_ids, keyword_lists, oversized, OVERSIZED_QUERY_REWARD, score)
+        out = np.full(len(keyword_lists), OVERSIZED_QUERY_REWARD, dtype=np.float64)
+        for union, items, ref_rows, cand_rows, slots in self._item_chunks(item_ids, keyword_lists, oversized):
+            owner = np.repeat(np.arange(len(items)), np.diff([*ref_rows, union.n_rows]))
+            relevant = [self.relevant_query_positions(item_pos).astype(np.int64) for item_pos in items]
+            n_rel = np.array([len(r) for r in relevant])[owner]
+            rows = np.repeat(np.arange(union.n_rows), n_rel)
+            members = np.concatenate([relevant[k] for k in owner]) if len(rows) else rows
+            hits = self.postings.contains(union, rows, members)
+            n_hit = np.bincount(rows[hits], minlength=union.n_rows)
+            scores = transposed_f_beta(union.sizes(), n_hit, n_rel, beta)
+            out[slots] = scores[cand_rows]
+        return out
 
     # ----------------------------------------------------------------- reference
     def naive_item_reward(self, item_id: str, keywords: Sequence[str], oversized: bool = False, beta: float = 1.0) -> float:

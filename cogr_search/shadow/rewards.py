@@ -74,18 +74,32 @@ class ItemWeights:
 
 
 def item_weights(
-    gains: GainTables, reference_queries: np.ndarray, relevant_queries: np.ndarray
+    gains: GainTables,
+    reference_queries: np.ndarray,
+    relevant_queries: np.ndarray,
+    scratch: np.ndarray | None = None,
 ) -> ItemWeights:
-    """W and the constant for one item, from its Q_ref and its relevant queries."""
+    """W and the constant for one item, from its Q_ref and its (few) relevant queries.
+
+    `scratch` is an all-False bool array over queries, returned all-False; passing one
+    saves an allocation per item.
+    """
     weights = gains.enter_irrelevant.copy()
-    weights[relevant_queries] = gains.enter_relevant[relevant_queries]
-    leave = gains.leave_irrelevant[reference_queries].copy()
-    is_rel = np.isin(reference_queries, relevant_queries, assume_unique=True)
-    leave[is_rel] = gains.leave_relevant[reference_queries[is_rel]]
+    leave = gains.leave_irrelevant[reference_queries]
     weights[reference_queries] = -leave
-    return ItemWeights(float(leave.sum()), weights, reference_queries, relevant_queries)
+    base = float(leave.sum())
+    if len(relevant_queries):
+        in_reference = scratch if scratch is not None else np.zeros(len(weights), dtype=bool)
+        in_reference[reference_queries] = True
+        inside = in_reference[relevant_queries]
+        in_reference[reference_queries] = False
+        rel_in, rel_out = relevant_queries[inside], relevant_queries[~inside]
+        weights[rel_out] = gains.enter_relevant[rel_out]
+        weights[rel_in] = -gains.leave_relevant[rel_in]
+        base += float((gains.leave_relevant[rel_in] - gains.leave_irrelevant[rel_in]).sum())
+    return ItemWeights(base, weights, reference_queries, relevant_queries)
 
 
-def transposed_f_beta(n_cand: np.ndarray, n_hit: np.ndarray, n_rel: int, beta: float) -> np.ndarray:
+def transposed_f_beta(n_cand: np.ndarray, n_hit: np.ndarray, n_rel: np.ndarray, beta: float) -> np.ndarray:
     """Item-centric F: Q_ret(i) (queries retrieving the item) against rel(i) (its queries)."""
-    return f_beta_array(n_hit, n_cand, np.full_like(n_cand, n_rel), beta)
+    return f_beta_array(n_hit, n_cand, n_rel, beta)
