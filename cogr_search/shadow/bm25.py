@@ -12,7 +12,9 @@ To make shadow rankings agree with it, this module copies Lucene 9's arithmetic
 - avgdl = sumTotalTermFreq / docCount in double, rounded to float;
 - per token: weight - weight / (1 + freq * normInverse) in float32, with
   weight = boost * idf and normInverse = 1 / (k1 * ((1 - b) + b * dl / avgdl));
-  there is no (k1 + 1) factor (Lucene dropped it; order is unchanged);
+- OpenSearch's "BM25" is `LegacyBM25Similarity`, which passes boost * (1 + k1) to
+  Lucene's BM25 (Lucene 8 dropped that factor; OpenSearch keeps scores comparable with
+  older versions), so the query boost here is multiplied by the float32 2.2;
 - a token repeated in the query becomes one clause with its boosts summed (Lucene's
   BooleanQuery rewrite deduplicates SHOULD clauses), i.e. boost = repeat count;
 - clause scores are summed in double and the total rounded to float;
@@ -31,6 +33,8 @@ from cogr_search.shadow.postings import Vocabulary, csr_from_rows, gather
 
 K1 = np.float32(1.2)
 B = np.float32(0.75)
+LEGACY_FACTOR = np.float32(np.float32(1.0) + K1)
+"""LegacyBM25Similarity's boost factor (1 + k1), computed in float as Java does."""
 
 
 def _long_to_int4(value: int) -> int:
@@ -147,7 +151,7 @@ class BM25Index:
             hit = where >= 0
             if not hit.any():
                 continue
-            weight = np.float32(np.float32(boost) * self.idf[token])
+            weight = np.float32(np.float32(np.float32(boost) * LEGACY_FACTOR) * self.idf[token])
             tf = self.post_tf[lo:hi][hit]
             norm_inv = self.norm_inverse[self.norms[items[hit]]]
             partial = weight - weight / (one + tf * norm_inv)

@@ -132,7 +132,11 @@ class ItemIndex:
         """Index final, normalized representations as they are (no truncation)."""
         vocab = Vocabulary()
         rows = [vocab.add_all(rep) for rep in reps]
-        title_terms = np.array([vocab.ids.get(t, -1) if t else -1 for t in title_keywords], dtype=np.int32)
+        # an item's title term only counts where its representation holds it (a document
+        # that was never synced has no keywords at all, title included)
+        title_terms = np.array(
+            [vocab.ids[t] if t and t in rep else -1 for t, rep in zip(title_keywords, reps)], dtype=np.int32
+        )
         indptr, terms = csr_from_rows(rows)
         return cls(item_ids, vocab, indptr, terms, title_terms, k_max, dense_min_df)
 
