@@ -58,7 +58,7 @@ NUM_FREE_VALUES = 255 - _MAX_INT4
 
 
 def int_to_byte4(value: int) -> int:
-    """SmallFloat.intToByte4 as an unsigned byte: exact below 24, 4 significant bits above."""
+    """SmallFloat.intToByte4 as an unsigned byte: exact up to 40, 4 significant bits of (n - 24) above."""
     if value < 0:
         raise ValueError("lengths are non-negative")
     if value < NUM_FREE_VALUES:
