@@ -41,3 +41,24 @@ def _print(result: dict, as_json: bool) -> None:
     width = max(len(key) for key in result)
     for key, value in result.items():
         click.echo(f"{key:<{width}}  {value}")
+
+
+@bench.command("rewards")
+@click.option("--data", "data", required=True, type=click.Path(exists=True, file_okay=False, path_type=Path),
+              help="Catalog directory with queries and labels (BEIR or WANDS layout).")
+@click.option("--group", type=click.IntRange(min=1), default=8, show_default=True, help="Candidates per GRPO group.")
+@click.option("--groups", type=click.IntRange(min=1), default=2000, show_default=True,
+              help="GRPO groups timed on each side.")
+@click.option("--naive-samples", type=click.IntRange(min=1), default=3, show_default=True,
+              help="Item rewards recomputed naively (rebuild + rerun all queries).")
+@click.option("--passes", type=click.IntRange(min=1), default=3, show_default=True, help="Timed passes; the best counts.")
+@click.option("--seed", type=int, default=0, show_default=True)
+@json_output
+def rewards_bench(data: Path, group: int, groups: int, naive_samples: int, passes: int, seed: int, as_json: bool) -> None:
+    """Build the shadow index over DATA (n-gram keywords, no model) and time CoGR rewards."""
+    from cogr_search.bench import rewards
+
+    result = rewards.run(
+        data, group=group, query_groups=groups, item_groups=groups, naive_samples=naive_samples, passes=passes, seed=seed
+    )
+    _print(result, as_json)

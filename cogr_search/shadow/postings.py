@@ -276,9 +276,11 @@ class Postings:
         return found
 
     def memory_bytes(self) -> int:
-        """Arrays plus the vocabulary dict and its strings (shared by `terms`)."""
+        """Arrays, scratch buffers, caches, the vocabulary dict and its strings."""
         strings = sum(sys.getsizeof(t) for t in self.terms)
         arrays = self.indptr.nbytes + self.members.nbytes + self.dense_rows.nbytes + self.dense_row_of_term.nbytes
+        arrays += self._df.nbytes + self._rows.nbytes + self._stamp.nbytes + self._flags.nbytes
+        arrays += sys.getsizeof(self._raw_terms)
         return arrays + sys.getsizeof(self.vocab) + sys.getsizeof(self.terms) + strings
 
 

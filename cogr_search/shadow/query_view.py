@@ -357,13 +357,18 @@ class QueryView:
         return new_total - self.reference_total(beta)
 
     def memory_bytes(self) -> int:
-        """Arrays, vocabulary and id strings of this view (the item index not included)."""
-        arrays = (
+        """Arrays, caches, vocabulary and id strings of this view (not the item index)."""
+        arrays = [
             self.query_indptr, self.query_terms, self.text_terms, self.rel_indptr, self.rel_items,
             self.n_rel, self.n_ret, self.n_tp, self.relq_indptr, self.relq_queries, self.item_to_query_term,
-        )
+            self._ref_terms, self._ref_indptr, self._scratch,
+        ]
+        for tables in self._gains.values():
+            arrays += [tables.reference, tables.enter_irrelevant, tables.enter_relevant,
+                       tables.leave_irrelevant, tables.leave_relevant]
         ids = sys.getsizeof(self.query_ids) + sys.getsizeof(self.positions) + sum(sys.getsizeof(q) for q in self.query_ids)
-        return sum(a.nbytes for a in arrays) + ids + self.postings.memory_bytes()
+        titles = sys.getsizeof(self._title_query_terms) + 32 * len(self._title_query_terms)  # list + int objects
+        return sum(a.nbytes for a in arrays) + ids + titles + self.postings.memory_bytes()
 
 
 def _broadcast_ids(ids: str | Sequence[str], n: int) -> list[str]:
