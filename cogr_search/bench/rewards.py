@@ -14,11 +14,13 @@ development machines are shared):
   id strings and scratch buffers they hold, measured after the reward runs (BM25
   statistics are lazy and not needed for rewards);
 - `query_rewards_per_s`: query-side F1 rewards, in GRPO groups of `group` candidates;
-- `item_rewards_per_s`: item-side counterfactual rewards (Appendix B.3), same groups;
+- `item_rewards_per_s`: item-side counterfactual rewards (Appendix B.3), same groups,
+  one call per group; `item_rewards_batched_per_s`: the same rollouts handed over
+  `item_batch_groups` groups (items) per call, as a trainer batch arrives;
 - `naive_item_rewards_per_s`: Eq. 2.3 by rebuilding the item index and rerunning all
   queries, on `naive_samples` candidates; `item_speedup` is the ratio;
 - `max_abs_diff`: the largest difference between cached and naive rewards on those
-  samples (a correctness check riding along).
+  samples, and between per-group and batched calls (a correctness check riding along).
 """
 
 from __future__ import annotations
@@ -142,10 +144,20 @@ def run(
         i_batches.append((item_id, [_perturb(item_keywords[item_id], donors, rng, 20) for _ in range(group)]))
     item_cpu, item_wall, rewards = _best_of(passes, lambda: [view.item_rewards(i, c) for i, c in i_batches])
 
+    # the same rollouts as trl hands them over: several groups (items) per call
+    per_call = 8
+    mixed = [
+        ([item_id for item_id, group_lists in i_batches[n : n + per_call] for _ in group_lists],
+         [keywords for _, group_lists in i_batches[n : n + per_call] for keywords in group_lists])
+        for n in range(0, len(i_batches), per_call)
+    ]
+    mixed_cpu, _, mixed_rewards = _best_of(passes, lambda: [view.item_rewards(ids, lists) for ids, lists in mixed])
+    batched_diff = float(np.max(np.abs(np.concatenate(mixed_rewards) - np.concatenate(rewards)), initial=0.0))
+
     # naive: rebuild + rerun everything, on a few of the same candidates
     samples = [(i_batches[n][0], i_batches[n][1][0], rewards[n][0]) for n in range(min(naive_samples, len(i_batches)))]
     naive_cpu, naive_wall, naive = _best_of(1, lambda: [view.naive_item_reward(i, c) for i, c, _ in samples])
-    max_abs_diff = max((abs(a - c) for a, (_, _, c) in zip(naive, samples)), default=0.0)
+    max_abs_diff = max([abs(a - c) for a, (_, _, c) in zip(naive, samples)] + [batched_diff])
 
     n_query, n_item = query_groups * group, item_groups * group
     item_rate = _rate(n_item, item_cpu)
@@ -171,6 +183,8 @@ def run(
         "item_rewards": n_item,
         "item_rewards_per_s": round(item_rate),
         "item_rewards_wall_per_s": round(_rate(n_item, item_wall)),
+        "item_batch_groups": per_call,
+        "item_rewards_batched_per_s": round(_rate(n_item, mixed_cpu)),
         "item_rewards_nonzero": round(float(np.mean(all_rewards != 0)), 3) if len(all_rewards) else 0.0,
         "naive_samples": len(samples),
         "naive_item_rewards_per_s": round(naive_rate, 3),

@@ -73,32 +73,41 @@ class Union:
             sizes += popcount_rows(self.dense)
         return sizes
 
-    def weighted_sums(self, weights: np.ndarray, row_weights: np.ndarray | None = None) -> np.ndarray:
-        """Sum of w[m] over each row's members m.
-
-        `weights` is one vector for all rows, or a (K, n_members) matrix with
-        `row_weights[g]` naming the vector of row g.
-        """
-        if weights.ndim == 2 and len(weights) == 1:
-            weights = weights[0]
-        if weights.ndim == 1:
-            picked = weights[self.members]
-        else:
-            picked = weights[row_weights[self.rows], self.members]
-        sums = np.bincount(self.rows, weights=picked, minlength=self.n_rows).astype(np.float64)
+    def weighted_sums(self, weights: np.ndarray) -> np.ndarray:
+        """Sum of weights[m] over each row's members m."""
+        sums = np.bincount(self.rows, weights=weights[self.members], minlength=self.n_rows).astype(np.float64)
         if self.dense is not None:
-            unpacked = unpack_rows(self.dense, self.n_members)
-            if weights.ndim == 1:
-                sums += unpacked @ weights
-            else:
-                for k in range(len(weights)):
-                    mine = row_weights == k
-                    sums[mine] += unpacked[mine] @ weights[k]
+            sums += unpack_rows(self.dense, self.n_members) @ weights
         return sums
+
+    def corrected_sums(
+        self, weights: np.ndarray, exceptions: np.ndarray, corrections: np.ndarray, scratch: np.ndarray
+    ) -> np.ndarray:
+        """Sum of (weights + corrections at `exceptions`)[m] over each row's members.
+
+        `scratch` is an all-zero float vector over members, returned all-zero: the
+        corrections are scattered into it and read back per member, instead of copying
+        `weights` to patch a few entries.
+        """
+        scratch[exceptions] = corrections
+        try:
+            picked = weights[self.members] + scratch[self.members]
+            sums = np.bincount(self.rows, weights=picked, minlength=self.n_rows).astype(np.float64)
+            if self.dense is not None:
+                sums += unpack_rows(self.dense, self.n_members) @ (weights + scratch)
+        finally:
+            scratch[exceptions] = 0.0
+        return sums
+
+    def segment(self, first: int, stop: int) -> "Union":
+        """Rows first..stop-1 as a union of their own (row numbers shifted to 0)."""
+        lo, hi = self.rows.searchsorted((first, stop))
+        dense = self.dense[first:stop] if self.dense is not None else None
+        return Union(stop - first, self.n_members, dense, self.rows[lo:hi] - first, self.members[lo:hi])
 
     def row(self, g: int = 0, sort: bool = True) -> np.ndarray:
         """Row g's members (int64), sorted unless `sort=False`."""
-        lo, hi = np.searchsorted(self.rows, (g, g + 1))  # rows are in ascending order
+        lo, hi = self.rows.searchsorted((g, g + 1))  # rows are in ascending order
         part = self.members[lo:hi].astype(np.int64)
         if self.dense is not None:
             part = np.concatenate([part, np.flatnonzero(unpack_rows(self.dense[g : g + 1], self.n_members)[0])])
@@ -153,9 +162,9 @@ class Postings:
     dense_row_of_term: np.ndarray = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
-        if self.dense_min_df <= 0:
-            self.dense_min_df = default_dense_min_df(self.n_members)
         df = self._df = np.diff(self.indptr)
+        if self.dense_min_df <= 0:
+            self.dense_min_df = default_dense_min_df(self.n_members, df, self.members.nbytes)
         dense_terms = np.flatnonzero(df >= self.dense_min_df)
         self.dense_row_of_term = np.full(len(df), -1, dtype=np.int64)
         self.dense_row_of_term[dense_terms] = np.arange(len(dense_terms))
@@ -211,7 +220,7 @@ class Postings:
         lengths = [len(terms) for terms in term_lists]
         total = sum(lengths)
         flat = np.fromiter(chain.from_iterable(term_lists), dtype=np.int64, count=total)
-        owners = np.repeat(self._rows[:n_rows] if n_rows <= _MAX_ROWS else np.arange(n_rows), lengths)
+        owners = (self._rows[:n_rows] if n_rows <= _MAX_ROWS else np.arange(n_rows)).repeat(lengths)
         dense_bits = None
         if len(self.dense_rows) and total:
             dense = self.dense_row_of_term[flat]
@@ -242,10 +251,9 @@ class Postings:
             return self.members[:0], owners[:0]
         starts = self.indptr[terms]
         lengths = self._df[terms]
-        ends = np.cumsum(lengths)
-        total = int(ends[-1])
-        positions = np.arange(total) + np.repeat(starts - ends + lengths, lengths)
-        return self.members[positions], np.repeat(owners, lengths)
+        ends = lengths.cumsum()
+        positions = np.arange(int(ends[-1])) + (starts - ends + lengths).repeat(lengths)
+        return self.members[positions], owners.repeat(lengths)
 
     def _first_occurrence(self, rows: np.ndarray, members: np.ndarray, n_rows: int) -> np.ndarray:
         """True at exactly one occurrence of each distinct (row, member) pair.
@@ -288,9 +296,20 @@ _MAX_ROWS = 1024
 _RAW_CACHE_MAX = 1 << 20
 
 
-def default_dense_min_df(n_members: int) -> int:
-    """A bitset row costs n/8 bytes; at df >= n/64 that is at most twice the posting list."""
-    return max(32, n_members // 64)
+def default_dense_min_df(n_members: int, df: np.ndarray, posting_bytes: int, fraction: int = 256) -> int:
+    """Document frequency from which a keyword gets a bitset row.
+
+    At df >= n/256 a bitset row (n/8 bytes) is at most 8x its posting list and turns
+    thousands of scattered writes into one vectorized OR. The bitsets together may use
+    at most max(32 MiB, 2x the postings); past that, only the most frequent keywords
+    get one.
+    """
+    threshold = max(32, n_members // fraction)
+    row_bytes = ((n_members + 63) // 64) * 8
+    max_rows = max(32 * 2**20, 2 * posting_bytes) // max(row_bytes, 1)
+    if np.count_nonzero(df >= threshold) > max_rows:
+        threshold = int(np.partition(df, len(df) - max_rows)[len(df) - max_rows]) + 1
+    return threshold
 
 
 def _bit(members: np.ndarray) -> np.ndarray:

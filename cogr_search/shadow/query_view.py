@@ -33,6 +33,11 @@ from cogr_search.shadow.rewards import (
     transposed_f_beta,
 )
 
+QUERY_DENSE_FRACTION = 8
+"""Query keywords get bitset rows only when shared by >= 1/8 of all queries: item-side
+rewards sum weights over the union, and summing over a bitset means unpacking it,
+which only pays off for very long postings."""
+
 _CHUNK = 64
 """Candidates per union: bounds the per-row scratch arrays (64 rows x members)."""
 
@@ -69,6 +74,8 @@ class QueryView:
         self.n_rel = n_rel
         n_queries = len(query_ids)
         t_indptr, t_members = transpose_csr(query_indptr, query_terms, len(vocab.terms))
+        if dense_min_df <= 0:
+            dense_min_df = max(32, n_queries // QUERY_DENSE_FRACTION)
         self.postings = Postings(vocab.terms, vocab.ids, t_indptr, t_members, n_queries, dense_min_df)
         self.relq_indptr, self.relq_queries = transpose_csr(rel_indptr, rel_items, len(item_index))
         # item-vocabulary term -> query-vocabulary term (-1: no query has that keyword)
@@ -89,7 +96,8 @@ class QueryView:
             counts = self._reference_counts()
         self.n_ret, self.n_tp = counts
         self._gains: dict[float, GainTables] = {}
-        self._scratch = np.zeros(n_queries, dtype=bool)
+        self._marks = np.zeros(n_queries, dtype=np.int8)
+        self._corrections = np.zeros(n_queries, dtype=np.float64)
 
     # ----------------------------------------------------------------- building
     @classmethod
@@ -218,10 +226,11 @@ class QueryView:
         term_lists: list[list[int]] = []
         relevant: list[np.ndarray] = []
         positions: list[int] = []
+        single = self.position(query_ids) if isinstance(query_ids, str) else None
         for j, (query_id, keywords) in enumerate(zip(ids, keyword_lists)):
             if flags[j] or self.is_oversized(keywords):
                 continue
-            pos = self.position(query_id)
+            pos = single if single is not None else self.position(query_id)
             terms = lookup(keywords)
             text_term = self.text_terms[pos]
             if text_term >= 0:
@@ -262,8 +271,16 @@ class QueryView:
         by rows for its candidates, so one union call serves a whole GRPO batch.
         Yields (union, item positions, reference rows, candidate rows, output slots).
         """
-        ids = _broadcast_ids(item_ids, len(keyword_lists))
         flags = oversized if oversized is not None else [False] * len(keyword_lists)
+        if isinstance(item_ids, str) and len(keyword_lists) < _CHUNK:  # one GRPO group: no grouping
+            item_pos = self.item_index.position(item_ids)
+            live = [j for j, keywords in enumerate(keyword_lists) if not flags[j] and not self.is_oversized(keywords)]
+            if live:
+                rows = [self._reference_terms(item_pos)]
+                rows += [self._candidate_query_terms(item_pos, keyword_lists[j]) for j in live]
+                yield self.postings.union(rows), [item_pos], [0], np.arange(1, len(rows)), np.array(live)
+            return
+        ids = _broadcast_ids(item_ids, len(keyword_lists))
         groups: dict[int, list[int]] = {}
         for j, item_id in enumerate(ids):
             if not flags[j] and not self.is_oversized(keyword_lists[j]):
@@ -303,18 +320,16 @@ class QueryView:
         """Counterfactual rewards of a GRPO group (one item id) or a mixed batch."""
         out = np.full(len(keyword_lists), OVERSIZED_ITEM_REWARD, dtype=np.float64)
         gains = self.gains(beta)
+        enter = gains.enter_irrelevant
         for union, items, ref_rows, cand_rows, slots in self._item_chunks(item_ids, keyword_lists, oversized):
-            weights = [
-                item_weights(gains, union.row(row, sort=False), self.relevant_query_positions(item_pos), self._scratch)
-                for item_pos, row in zip(items, ref_rows)
-            ]
-            if len(items) == 1:  # a GRPO group: one weight vector for every row
-                out[slots] = weights[0].base + union.weighted_sums(weights[0].weights)[cand_rows]
-                continue
-            owner = np.repeat(np.arange(len(items)), np.diff([*ref_rows, union.n_rows]))
-            sums = union.weighted_sums(np.stack([w.weights for w in weights]), owner)
-            base = np.array([w.base for w in weights])
-            out[slots] = base[owner[cand_rows]] + sums[cand_rows]
+            bounds = [*ref_rows, union.n_rows]
+            for k, item_pos in enumerate(items):
+                # this item's rows: its reference row, then its candidates
+                part = union if len(items) == 1 else union.segment(bounds[k], bounds[k + 1])
+                weights = item_weights(gains, part.row(0, sort=False), self.relevant_query_positions(item_pos), self._marks)
+                sums = part.corrected_sums(enter, weights.queries, weights.corrections, self._corrections)
+                mine = (cand_rows > bounds[k]) & (cand_rows < bounds[k + 1])
+                out[slots[mine]] = weights.base + sums[cand_rows[mine] - bounds[k]]
         return out
 
     def transposed_item_reward(
@@ -361,7 +376,7 @@ class QueryView:
         arrays = [
             self.query_indptr, self.query_terms, self.text_terms, self.rel_indptr, self.rel_items,
             self.n_rel, self.n_ret, self.n_tp, self.relq_indptr, self.relq_queries, self.item_to_query_term,
-            self._ref_terms, self._ref_indptr, self._scratch,
+            self._ref_terms, self._ref_indptr, self._marks, self._corrections,
         ]
         for tables in self._gains.values():
             arrays += [tables.reference, tables.enter_irrelevant, tables.enter_relevant,

@@ -65,39 +65,47 @@ class GainTables:
 
 @dataclass(frozen=True)
 class ItemWeights:
-    """One item's reward as `base + sum of weights[q] over q ∈ Q_cand` (see module doc)."""
+    """One item's reward as `base + sum of W[q] over q ∈ Q_cand` (see module doc).
+
+    W equals `enter_irrelevant` except on `queries` (Q_ref ∪ rel(i)), where it is
+    `enter_irrelevant + corrections`; keeping only the exceptions avoids copying a
+    |Q|-sized vector per item.
+    """
 
     base: float
-    weights: np.ndarray
-    reference_queries: np.ndarray
-    relevant_queries: np.ndarray
+    queries: np.ndarray
+    corrections: np.ndarray
+
+    def dense(self, gains: GainTables) -> np.ndarray:
+        weights = gains.enter_irrelevant.copy()
+        weights[self.queries] += self.corrections
+        return weights
 
 
 def item_weights(
-    gains: GainTables,
-    reference_queries: np.ndarray,
-    relevant_queries: np.ndarray,
-    scratch: np.ndarray | None = None,
+    gains: GainTables, reference_queries: np.ndarray, relevant_queries: np.ndarray, marks: np.ndarray | None = None
 ) -> ItemWeights:
-    """W and the constant for one item, from its Q_ref and its (few) relevant queries.
+    """W's exceptions and the constant for one item, from Q_ref and its relevant queries.
 
-    `scratch` is an all-False bool array over queries, returned all-False; passing one
+    `marks` is an all-zero int8 array over queries, returned all-zero; passing one
     saves an allocation per item.
     """
-    weights = gains.enter_irrelevant.copy()
-    leave = gains.leave_irrelevant[reference_queries]
-    weights[reference_queries] = -leave
-    base = float(leave.sum())
-    if len(relevant_queries):
-        in_reference = scratch if scratch is not None else np.zeros(len(weights), dtype=bool)
-        in_reference[reference_queries] = True
-        inside = in_reference[relevant_queries]
-        in_reference[reference_queries] = False
-        rel_in, rel_out = relevant_queries[inside], relevant_queries[~inside]
-        weights[rel_out] = gains.enter_relevant[rel_out]
-        weights[rel_in] = -gains.leave_relevant[rel_in]
-        base += float((gains.leave_relevant[rel_in] - gains.leave_irrelevant[rel_in]).sum())
-    return ItemWeights(base, weights, reference_queries, relevant_queries)
+    ref, rel = reference_queries, relevant_queries
+    enter = gains.enter_irrelevant
+    leave = gains.leave_irrelevant[ref]
+    if len(rel) == 0:
+        return ItemWeights(float(leave.sum()), ref, -leave - enter[ref])
+    marks = marks if marks is not None else np.zeros(len(enter), dtype=np.int8)
+    marks[rel] = 2
+    marks[ref] |= 1
+    ref_is_rel = marks[ref] == 3
+    rel_outside = rel[marks[rel] == 2]
+    marks[rel] = 0
+    marks[ref] = 0
+    leave[ref_is_rel] = gains.leave_relevant[ref[ref_is_rel]]
+    queries = np.concatenate([ref, rel_outside])
+    corrections = np.concatenate([-leave - enter[ref], gains.enter_relevant[rel_outside] - enter[rel_outside]])
+    return ItemWeights(float(leave.sum()), queries, corrections)
 
 
 def transposed_f_beta(n_cand: np.ndarray, n_hit: np.ndarray, n_rel: np.ndarray, beta: float) -> np.ndarray:
