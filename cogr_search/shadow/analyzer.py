@@ -29,6 +29,7 @@ import re
 import sys
 import unicodedata
 from functools import cache, lru_cache
+from itertools import chain
 
 MAX_TOKEN_LENGTH = 255
 
@@ -94,20 +95,14 @@ def _token_pattern() -> re.Pattern[str]:
     return re.compile(f"{word}|{katakana}|{single}|{emoji}")
 
 
-_CONNECTORS = frozenset("_\u202f\u203f\u2040\u2054\ufe33\ufe34\ufe4d\ufe4e\ufe4f\uff3f")
-
-
-def _is_word(token: str) -> bool:
-    """Lucene emits no token for a run of connectors alone ("_", "__")."""
-    return not all(c in _CONNECTORS for c in token)
+_CONNECTORS = "_\u202f\u203f\u2040\u2054\ufe33\ufe34\ufe4d\ufe4e\ufe4f\uff3f"
 
 
 def tokenize(text: str) -> list[str]:
     """Tokens of `text` as the `standard` analyzer would emit them (lowercased)."""
     tokens: list[str] = []
-    for match in _token_pattern().finditer(text.lower()):
-        token = match.group()
-        if not _is_word(token):
+    for token in _token_pattern().findall(text.lower()):
+        if not token.strip(_CONNECTORS):  # Lucene emits nothing for a run of "_"
             continue
         if len(token) <= MAX_TOKEN_LENGTH:
             tokens.append(token)
@@ -117,6 +112,16 @@ def tokenize(text: str) -> list[str]:
 
 
 @lru_cache(maxsize=1 << 18)
+def _word_tokens(word: str) -> tuple[str, ...]:
+    return tuple(tokenize(word))
+
+
 def keyword_tokens(keyword: str) -> tuple[str, ...]:
-    """`tokenize`, cached: the same keywords are analyzed again and again."""
-    return tuple(tokenize(keyword))
+    """`tokenize` of a normalized keyword, cached per space-separated word.
+
+    A plain space always separates tokens, and keywords share words far more than
+    they share whole strings, so the cache hits almost always.
+    """
+    if " " not in keyword:
+        return _word_tokens(keyword)
+    return tuple(chain.from_iterable(map(_word_tokens, keyword.split(" "))))

@@ -241,8 +241,8 @@ class ItemIndex:
         for query_id, text in query_texts.items():
             rep = query_representation(query_keywords.get(query_id, ()), text, k_max)
             retrieved = self.retrieved_positions(self.term_ids(rep))
-            rel = relevant.get(query_id, set())
-            n_tp = sum(1 for p in retrieved if self.item_ids[p] in rel) if rel else 0
+            rel = [self.positions[i] for i in relevant.get(query_id, ()) if i in self.positions]
+            n_tp = int(np.count_nonzero(np.isin(rel, retrieved, assume_unique=True))) if rel else 0
             positions, _ = self.bm25.rank(rep, retrieved, k)
             results[query_id] = QueryResult(len(retrieved), n_tp, [self.item_ids[p] for p in positions])
         return results
