@@ -328,6 +328,9 @@ class QueryView:
                 part = union if len(items) == 1 else union.segment(bounds[k], bounds[k + 1])
                 weights = item_weights(gains, part.row(0, sort=False), self.relevant_query_positions(item_pos), self._marks)
                 sums = part.corrected_sums(enter, weights.queries, weights.corrections, self._corrections)
+                if len(items) == 1:
+                    out[slots] = weights.base + sums[cand_rows]
+                    continue
                 mine = (cand_rows > bounds[k]) & (cand_rows < bounds[k + 1])
                 out[slots[mine]] = weights.base + sums[cand_rows[mine] - bounds[k]]
         return out
