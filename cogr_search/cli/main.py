@@ -35,10 +35,11 @@ def _register() -> None:
     cli.add_command(opensearch_cmds.opensearch)
     cli.add_command(index_cmds.index)
     cli.add_command(bench_cmds.bench)
-    from cogr_search.cli import model_cmd, sync_cmd
+    from cogr_search.cli import demo_cmd, model_cmd, sync_cmd
 
     cli.add_command(sync_cmd.sync)
     cli.add_command(model_cmd.model)
+    cli.add_command(demo_cmd.demo)
     from cogr_search.cli import eval_cmd, ingest_cmd
 
     cli.add_command(ingest_cmd.ingest)
