@@ -80,23 +80,21 @@ class Union:
             sums += unpack_rows(self.dense, self.n_members) @ weights
         return sums
 
-    def corrected_sums(
-        self, weights: np.ndarray, exceptions: np.ndarray, corrections: np.ndarray, scratch: np.ndarray
-    ) -> np.ndarray:
+    def corrected_sums(self, weights: np.ndarray, exceptions: np.ndarray, corrections: np.ndarray) -> np.ndarray:
         """Sum of (weights + corrections at `exceptions`)[m] over each row's members.
 
-        `scratch` is an all-zero float vector over members, returned all-zero: the
-        corrections are scattered into it and read back per member, instead of copying
-        `weights` to patch a few entries.
+        `weights` is patched in place at the (distinct) `exceptions` for the duration of
+        the call and restored after, instead of copying a members-sized vector to patch
+        a few entries; pass a private working copy.
         """
-        scratch[exceptions] = corrections
+        saved = weights[exceptions]
+        weights[exceptions] += corrections
         try:
-            picked = weights[self.members] + scratch[self.members]
-            sums = np.bincount(self.rows, weights=picked, minlength=self.n_rows).astype(np.float64)
+            sums = np.bincount(self.rows, weights=weights[self.members], minlength=self.n_rows).astype(np.float64)
             if self.dense is not None:
-                sums += unpack_rows(self.dense, self.n_members) @ (weights + scratch)
+                sums += unpack_rows(self.dense, self.n_members) @ weights
         finally:
-            scratch[exceptions] = 0.0
+            weights[exceptions] = saved
         return sums
 
     def segment(self, first: int, stop: int) -> "Union":
@@ -176,7 +174,7 @@ class Postings:
             np.bitwise_or.at(flat, owner * self.words + (members >> 6), _bit(members))
         self._raw_terms: dict[str, int] = {}
         self._rows = np.arange(_MAX_ROWS)
-        self._stamp = np.zeros((0, self.n_members), dtype=np.int32)
+        self._stamp = np.zeros(0, dtype=np.int32)
         self._flags = np.zeros((0, self.n_members), dtype=bool)
 
     def term_ids(self, keywords: Iterable[str]) -> list[int]:
@@ -263,12 +261,12 @@ class Postings:
         occurrence compares equal. Only cells written in this call are read, so the
         stamp array never needs clearing.
         """
-        if self._stamp.shape[0] < n_rows:
-            self._stamp = np.zeros((n_rows, self.n_members), dtype=np.int32)
-            self._flags = np.zeros((n_rows, self.n_members), dtype=bool)
+        if len(self._stamp) < n_rows * self.n_members:
+            self._stamp = np.zeros(n_rows * self.n_members, dtype=np.int32)
+        cells = rows * self.n_members + members
         index = np.arange(len(members), dtype=np.int32)
-        self._stamp[rows, members] = index
-        return self._stamp[rows, members] == index
+        self._stamp[cells] = index
+        return self._stamp[cells] == index
 
     def contains(self, union: "Union", rows: np.ndarray, members: np.ndarray) -> np.ndarray:
         """Whether `members[k]` is in row `rows[k]` of a union made by this index."""

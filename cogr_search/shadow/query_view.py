@@ -97,7 +97,7 @@ class QueryView:
         self.n_ret, self.n_tp = counts
         self._gains: dict[float, GainTables] = {}
         self._marks = np.zeros(n_queries, dtype=np.int8)
-        self._corrections = np.zeros(n_queries, dtype=np.float64)
+        self._work: dict[float, np.ndarray] = {}
 
     # ----------------------------------------------------------------- building
     @classmethod
@@ -190,6 +190,13 @@ class QueryView:
         if tables is None:
             tables = self._gains[beta] = GainTables.compute(self.n_ret, self.n_tp, self.n_rel, beta)
         return tables
+
+    def _working_weights(self, beta: float) -> np.ndarray:
+        """A private copy of `enter_irrelevant`, patched per item during a reward call."""
+        work = self._work.get(beta)
+        if work is None:
+            work = self._work[beta] = self.gains(beta).enter_irrelevant.copy()
+        return work
 
     def reference_total(self, beta: float = 1.0) -> float:
         """sum_q F(I_ret^ref(q), rel(q)): R_old of Eq. 2.3."""
@@ -320,14 +327,14 @@ class QueryView:
         """Counterfactual rewards of a GRPO group (one item id) or a mixed batch."""
         out = np.full(len(keyword_lists), OVERSIZED_ITEM_REWARD, dtype=np.float64)
         gains = self.gains(beta)
-        enter = gains.enter_irrelevant
+        enter = self._working_weights(beta)
         for union, items, ref_rows, cand_rows, slots in self._item_chunks(item_ids, keyword_lists, oversized):
             bounds = [*ref_rows, union.n_rows]
             for k, item_pos in enumerate(items):
                 # this item's rows: its reference row, then its candidates
                 part = union if len(items) == 1 else union.segment(bounds[k], bounds[k + 1])
                 weights = item_weights(gains, part.row(0, sort=False), self.relevant_query_positions(item_pos), self._marks)
-                sums = part.corrected_sums(enter, weights.queries, weights.corrections, self._corrections)
+                sums = part.corrected_sums(enter, weights.queries, weights.corrections)
                 if len(items) == 1:
                     out[slots] = weights.base + sums[cand_rows]
                     continue
@@ -379,7 +386,7 @@ class QueryView:
         arrays = [
             self.query_indptr, self.query_terms, self.text_terms, self.rel_indptr, self.rel_items,
             self.n_rel, self.n_ret, self.n_tp, self.relq_indptr, self.relq_queries, self.item_to_query_term,
-            self._ref_terms, self._ref_indptr, self._marks, self._corrections,
+            self._ref_terms, self._ref_indptr, self._marks, *self._work.values(),
         ]
         for tables in self._gains.values():
             arrays += [tables.reference, tables.enter_irrelevant, tables.enter_relevant,
