@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterable, Sequence
-from itertools import chain
 from dataclasses import dataclass, field
+from itertools import chain
 
 import numpy as np
 
@@ -73,13 +73,6 @@ class Union:
             sizes += popcount_rows(self.dense)
         return sizes
 
-    def weighted_sums(self, weights: np.ndarray) -> np.ndarray:
-        """Sum of weights[m] over each row's members m."""
-        sums = np.bincount(self.rows, weights=weights[self.members], minlength=self.n_rows).astype(np.float64)
-        if self.dense is not None:
-            sums += unpack_rows(self.dense, self.n_members) @ weights
-        return sums
-
     def corrected_sums(self, weights: np.ndarray, exceptions: np.ndarray, corrections: np.ndarray) -> np.ndarray:
         """Sum of (weights + corrections at `exceptions`)[m] over each row's members.
 
@@ -135,7 +128,10 @@ def bits_set(bits: np.ndarray, rows: np.ndarray, members: np.ndarray) -> np.ndar
 
 
 def unpack_rows(bits: np.ndarray, n_members: int) -> np.ndarray:
-    """(rows, n_members) bool matrix of a bitset array (bit j of word w = member 64w + j)."""
+    """(rows, n_members) bool matrix of a bitset array (bit j of word w = member 64w + j).
+
+    Reads the uint64 words as little-endian bytes (numpy's layout on x86 and ARM).
+    """
     return np.unpackbits(bits.view(np.uint8), axis=1, bitorder="little")[:, :n_members].view(bool)
 
 

@@ -4,7 +4,7 @@ Built once per RL phase from the current query keyword sets, the frozen item ind
 and the relevance labels. It caches, per query, `n_ret`, `n_tp`, `n_rel` under the
 reference item index, plus keyword -> queries postings, so that:
 
-- a query-side reward is one gather over the item postings (`ItemIndex.count`);
+- a query-side reward is one union over the item postings (`ItemIndex.count_batch`);
 - an item-side reward is one union over the query postings (Q_cand) and a sum of a
   per-item weight vector over it (see `rewards.py`), never a rebuild of the item index.
 

@@ -14,8 +14,10 @@ with r = [i ∈ rel(q)]. `GainTables` precomputes these four deltas per query, s
 item's reward is   sum over leaving of `leave[q]` + sum over entering of `enter[q]`.
 Writing W[q] = enter[q] for q ∉ Q_ref and W[q] = -leave[q] for q ∈ Q_ref gives
     R_i(S_i) = sum_{q ∈ Q_ref} leave[q] + sum_{q ∈ Q_cand} W[q],
-which needs only the (deduplicated) set Q_cand per candidate: one sparse gather and
-one dot product, never a rebuild of the index.
+which needs only the (deduplicated) set Q_cand per candidate: one union over the
+query postings and one weighted sum, never a rebuild of the index. (Queries in
+Q_cand ∩ Q_ref contribute W = -leave, cancelling their term in the constant: only the
+symmetric difference is left, as in Appendix B.3.)
 """
 
 from __future__ import annotations
