@@ -65,8 +65,11 @@ class DenseEncoder:
             os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
             try:
                 from sentence_transformers import SentenceTransformer
+                from transformers.utils import logging as hf_logging
             except ImportError as err:
                 raise CogrError("the dense baseline needs sentence-transformers: pip install 'cogr-search[dense]'") from err
+            if not self.progress:
+                hf_logging.disable_progress_bar()  # keep stderr to one-line notes in scripts
             self._model = SentenceTransformer(str(model_path()), device=None)
         return self._model
 
@@ -167,6 +170,7 @@ def build_dense_index(
     ids = list(items)
     texts = [item_text(items[i].title, items[i].description) for i in ids]  # type: ignore[attr-defined]
     vectors, from_cache = cached_embeddings(encoder, texts, cache_dir, progress)
+    encoder.model  # load now, so model loading never counts as query time
     return DenseIndex(ids, vectors, encoder, time.perf_counter() - started, from_cache)
 
 
