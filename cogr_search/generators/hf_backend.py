@@ -17,6 +17,7 @@ from pathlib import Path
 
 from cogr_search.errors import CogrError
 from cogr_search.generators.backend import Generation, GeneratorBackend, Message, SamplingParams
+from cogr_search.generators.threads import configure_torch_threads
 
 
 class HFBackend(GeneratorBackend):
@@ -38,8 +39,7 @@ class HFBackend(GeneratorBackend):
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
-        if num_threads:
-            torch.set_num_threads(num_threads)
+        self.threads = configure_torch_threads(num_threads)
         self.device = ("cuda" if torch.cuda.is_available() else "cpu") if device == "auto" else device
         self.dtype = _torch_dtype(dtype, self.device)
         try:

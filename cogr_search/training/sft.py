@@ -22,6 +22,7 @@ from pathlib import Path
 
 from cogr_search.errors import CogrError
 from cogr_search.generators.prompts import Message
+from cogr_search.generators.threads import configure_torch_threads
 from cogr_search.training.config import SFTConfig
 
 
@@ -70,6 +71,7 @@ def train_sft(
     from trl import SFTConfig as TrlSFTConfig
     from trl import SFTTrainer
 
+    configure_torch_threads()
     work_dir = out_dir.with_name(out_dir.name + ".work")
     on_gpu = torch.cuda.is_available()
     tokenizer = AutoTokenizer.from_pretrained(str(model_path))
