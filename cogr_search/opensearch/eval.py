@@ -2,8 +2,9 @@
 
 Everything goes through `_msearch` in batches (one HTTP round trip per batch, retried by
 `Cluster.call`):
-- ranked lists: ordinary searches with `size = depth`, `_source` off and only hit ids
-  kept (`filter_path`), so 1000 hits per query stay cheap to transfer;
+- ranked lists: ordinary searches with `size = depth` that fetch only the `id` doc
+  value (no stored fields, no `_source`; `filter_path` trims the response): at depth
+  1000 this doubled throughput over fetching `_id` on the Home Depot queries;
 - full-set counts (DESIGN.md section 3): a `size: 0` search per query with
   `track_total_hits: true` counts the retrieved set exactly, and a `filter` aggregation
   on the ids of the query's relevant items counts the true positives in the same request.
@@ -22,6 +23,7 @@ from cogr_search.metrics import QueryResult
 from cogr_search.opensearch.client import Cluster
 
 DEFAULT_BATCH = 64
+ID_FIELD = "id"  # the item id as a keyword doc value: fetching it skips stored fields
 DEFAULT_FIELDS = ("title", "description")
 TP_AGG = "true_positives"
 
@@ -67,12 +69,18 @@ def ranked_ids(
     try:
         for chunk in _chunks(ids, batch_size):
             bodies = [
-                {"query": queries[q], "size": depth, "_source": False, "track_total_hits": False}
+                {
+                    "query": queries[q],
+                    "size": depth,
+                    "stored_fields": "_none_",
+                    "docvalue_fields": [ID_FIELD],
+                    "track_total_hits": False,
+                }
                 for q in chunk
             ]
-            responses = msearch(cluster, index, bodies, filter_path=["responses.hits.hits._id"])
+            responses = msearch(cluster, index, bodies, filter_path=[f"responses.hits.hits.fields.{ID_FIELD}"])
             for qid, response in zip(chunk, responses):
-                out[qid] = [hit["_id"] for hit in response.get("hits", {}).get("hits", [])]
+                out[qid] = [hit["fields"][ID_FIELD][0] for hit in response.get("hits", {}).get("hits", [])]
             bar.update(len(chunk))
     finally:
         bar.close()
