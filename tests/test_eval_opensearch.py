@@ -9,11 +9,12 @@ from click.testing import CliRunner
 from opensearchpy import helpers
 
 from cogr_search.cli.main import cli
-from cogr_search.data import load_dataset, sample_catalog_path
+from cogr_search.data import Item, load_dataset, sample_catalog_path
 from cogr_search.keywords import keyword_set
 from cogr_search.opensearch.client import Cluster
 from cogr_search.opensearch.eval import bm25_clause, full_set_counts, ranked_ids
 from cogr_search.opensearch.ingest import ingest_items
+from cogr_search.settings import load_settings
 
 pytestmark = pytest.mark.opensearch
 
@@ -69,12 +70,18 @@ def test_eval_bm25_command(opensearch_url: str, index_name: str, loaded, tmp_pat
     assert table.exit_code == 0 and "full set" in table.stdout and "cutoff" in table.stdout
 
 
-def test_eval_errors_are_one_line(opensearch_url: str, index_name: str) -> None:
+def test_eval_errors_are_one_line(opensearch_url: str, index_name: str, tmp_path) -> None:
     data = str(sample_catalog_path())
     runner = CliRunner()
     missing = runner.invoke(cli, ["eval", "--data", data, "--method", "bm25", "--opensearch-url", opensearch_url])
     assert missing.exit_code == 1 and "--method bm25 needs --index NAME" in missing.output
     empty = runner.invoke(cli, ["eval", "--data", data, "--index", index_name, "--method", "bm25", "--opensearch-url", opensearch_url])
     assert empty.exit_code == 1 and "does not exist" in empty.output
-    run = runner.invoke(cli, ["eval", "--data", data, "--index", index_name, "--method", "cogr", "--run", "r1"])
-    assert run.exit_code == 1 and "--run is not available yet" in run.output
+    ingest_items(Cluster(load_settings(opensearch_url=opensearch_url)), index_name, [Item("a", "oak table")], progress=False)
+    cogr = ["eval", "--data", data, "--index", index_name, "--method", "cogr", "--opensearch-url", opensearch_url]
+    run = runner.invoke(cli, [*cogr, "--run", "no-such-run", "--runs-dir", str(tmp_path)])
+    assert run.exit_code == 1 and "run 'no-such-run' not found" in run.output
+    neither = runner.invoke(cli, cogr)
+    assert neither.exit_code == 1 and "exactly one of --query-keywords FILE or --run RUN" in neither.output
+    wrong = runner.invoke(cli, ["eval", "--data", data, "--method", "dense", "--run", "x"])
+    assert wrong.exit_code == 1 and "apply to --method cogr only" in wrong.output

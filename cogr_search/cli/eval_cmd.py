@@ -78,7 +78,10 @@ def _check_index_size(cluster, alias: str, n_items: int) -> int:
 @click.option("--fields", default="title,description", show_default=True, help="bm25: fields to match (OpenSearch syntax, boosts allowed).")
 @click.option("--query-keywords", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
               help="cogr: query keyword file (JSONL of {id, keywords}).")
-@click.option("--run", "run", default=None, help="cogr: take query keywords from this run's query generator.")
+@click.option("--run", "run", default=None, help="cogr: generate query keywords with this run's query generator.")
+@click.option("--round", "round_", type=int, default=None, help="cogr --run: round (default: the latest complete round).")
+@click.option("--runs-dir", type=click.Path(file_okay=False, path_type=Path), default=None, envvar="COGR_RUNS_DIR",
+              help="cogr --run: folder of runs (default: ./runs).")
 @click.option("--backend", type=click.Choice(("opensearch", "shadow")), default="opensearch", show_default=True,
               help="cogr: query OpenSearch, or a shadow index built from the index's keywords.")
 @click.option("--batch-size", type=click.IntRange(1, 1000), default=64, show_default=True, help="Searches per _msearch / texts per embedding batch.")
@@ -99,6 +102,8 @@ def eval_command(
     fields: str,
     query_keywords: Path | None,
     run: str | None,
+    round_: int | None,
+    runs_dir: Path | None,
     backend: str,
     batch_size: int,
     out: Path | None,
@@ -108,8 +113,8 @@ def eval_command(
     """Score METHOD on DATA's labelled queries: P, R, F1, MRR/NDCG/P/R/F1 @ 10, 100, 1000."""
     from cogr_search.data import choose_split, load_dataset
 
-    if method != "cogr" and (query_keywords or run or backend != "opensearch"):
-        raise InputError("--query-keywords, --run and --backend apply to --method cogr only")
+    if method != "cogr" and (query_keywords or run or round_ is not None or backend != "opensearch"):
+        raise InputError("--query-keywords, --run, --round and --backend apply to --method cogr only")
     if method == "cogr" and (cutoff or tune_on):
         raise InputError("--cutoff and --tune-on apply to ranked baselines (bm25, dense), not cogr")
     dataset = load_dataset(data, relevance_threshold=relevance_threshold)
@@ -125,7 +130,8 @@ def eval_command(
     elif method == "dense":
         result = _eval_dense(chosen, tune_set, cutoff, depth, batch_size, progress, split_settings)
     else:
-        result = _eval_cogr(chosen, depth, query_keywords, run, backend, batch_size, alias, opensearch_url, progress, split_settings)
+        run_spec = (run, round_, runs_dir)
+        result = _eval_cogr(chosen, depth, query_keywords, run_spec, backend, batch_size, alias, opensearch_url, progress, split_settings)
 
     if out is not None:
         out.parent.mkdir(parents=True, exist_ok=True)
@@ -166,16 +172,26 @@ def _eval_dense(chosen, tune_set, cutoff, depth, batch_size, progress, extra) ->
     return evaluate_ranked("dense", dense_ranker(index, depth), chosen, cutoff=cutoff, tune_on=tune_set, depth=depth, settings=settings)
 
 
-def _eval_cogr(chosen, depth, query_keywords, run, backend, batch_size, alias, opensearch_url, progress, extra) -> dict:
+def _eval_cogr(chosen, depth, query_keywords, run_spec, backend, batch_size, alias, opensearch_url, progress, extra) -> dict:
     from cogr_search.evaluation.cogr import evaluate_cogr
 
-    if run is not None:
-        raise CogrError("--run is not available yet (the query generators are not written); use --query-keywords FILE")
-    if query_keywords is None:
-        raise InputError("--method cogr needs --query-keywords FILE (or, later, --run RUN)")
+    run, round_, runs_dir = run_spec
+    if (query_keywords is None) == (run is None):
+        raise InputError("--method cogr needs exactly one of --query-keywords FILE or --run RUN")
     alias = _require_index(alias, "cogr")
     cluster = _cluster(opensearch_url)
     _check_index_size(cluster, alias, len(chosen.evaluate.items))
+    extra = dict(extra)
+    if run is not None:
+        from cogr_search.evaluation.run_keywords import query_keywords_from_run
+
+        generated = query_keywords_from_run(
+            run, chosen.evaluate.queries, settings_from().home / "cache" / "eval-keywords", round_, runs_dir, progress=progress
+        )
+        query_keywords = generated.path
+        extra.update({"run": generated.run, "round": generated.round, "query_model": generated.model,
+                      "query_keywords_generated": generated.generated, "query_keywords_reused": generated.reused,
+                      "query_generation_seconds": round(generated.seconds, 3)})
     return evaluate_cogr(cluster, alias, chosen, query_keywords, backend, depth, batch_size, progress, extra)
 
 

@@ -1,0 +1,76 @@
+"""Query keywords for an evaluation from a run's trained query generator.
+
+The evaluated queries are usually not the ones a run generated keywords for while
+training (validation queries, another team's query set), so they are generated here,
+with the run's own prompts and budgets and the `eval` sampling preset, into a keyword
+file under `$COGR_HOME/cache/eval-keywords/`. The file name holds the run, round,
+generator weights, sampling and a hash of the query texts, so a rerun reuses it and an
+interrupted generation resumes (rows are appended and fsynced per batch).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from cogr_search.data import Query
+
+
+@dataclass(frozen=True)
+class RunKeywords:
+    path: Path
+    run: str
+    round: int
+    model: str
+    generated: int
+    reused: int
+    seconds: float
+
+
+def _queries_hash(queries: Mapping[str, Query]) -> str:
+    digest = hashlib.sha256()
+    for qid in sorted(queries):
+        digest.update(f"{qid}\x00{queries[qid].text}\x00".encode())
+    return digest.hexdigest()[:16]
+
+
+def query_keywords_from_run(
+    run_name: str,
+    queries: Mapping[str, Query],
+    cache_dir: Path,
+    round_: int | None = None,
+    runs_dir: Path | None = None,
+    sampling: str = "eval",
+    seed: int = 0,
+    backend: str = "auto",
+    batch_size: int = 8,
+    progress: bool = True,
+) -> RunKeywords:
+    """Generate (or reuse) the run's query keywords for `queries`; returns the file."""
+    from cogr_search.generators.backend import preset
+    from cogr_search.generators.batch_generate import GenerationRequest, generate_keyword_file
+    from cogr_search.training.run_dir import RunDir
+    from cogr_search.training.run_models import open_generator
+
+    run = RunDir.open(run_name, runs_dir)
+    round_ = run.require_round(round_)
+    model = run.model_tag(round_, "query")
+    path = cache_dir / f"{run.name}-r{round_}-{model.rsplit('+', 1)[-1]}-{sampling}-s{seed}-{_queries_hash(queries)}.jsonl"
+    generator, round_ = open_generator(run, "query", round_, backend=backend)
+    try:
+        requests = [GenerationRequest(qid, generator.conversation(q.text)) for qid, q in queries.items()]
+        stats = generate_keyword_file(
+            generator.backend,
+            requests,
+            path,
+            preset(sampling, seed=seed),
+            batch_size=batch_size,
+            k_max=generator.k_max,
+            progress=progress,
+            desc="query keywords",
+        )
+    finally:
+        generator.close()
+    return RunKeywords(path, run.name, round_, model, stats.generated, stats.resumed, stats.seconds)
