@@ -19,9 +19,17 @@ def test_default_prompts_render_item_and_query_messages() -> None:
     assert [m["role"] for m in messages] == ["system", "user"]
     assert "Oak Dresser" in messages[1]["content"]
     assert "Solid oak, four drawers." in messages[1]["content"]  # whitespace collapsed
-    assert "7" in messages[1]["content"]
+    assert "up to 7 " in messages[0]["content"]  # the budget is part of the instruction
     query = prompts.query_messages("  oak dresser ", max_keywords=15)
-    assert query[-1]["content"].count("oak dresser") == 1 and "15" in query[-1]["content"]
+    assert query[-1]["content"].count("oak dresser") == 1 and "up to 15 " in query[0]["content"]
+
+
+def test_every_prompt_of_a_side_shares_the_system_turn() -> None:
+    """The instruction lives in the system turn so that batches share a long prefix."""
+    prompts = load_prompts()
+    a = prompts.item_messages("Oak Dresser", "Solid oak.", 10)
+    b = prompts.item_messages("Blue lamp", "", 10)
+    assert a[0] == b[0] and a[1] != b[1]
 
 
 def test_items_without_description_use_their_own_template() -> None:

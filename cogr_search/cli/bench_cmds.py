@@ -62,3 +62,23 @@ def rewards_bench(data: Path, group: int, groups: int, naive_samples: int, passe
         data, group=group, query_groups=groups, item_groups=groups, naive_samples=naive_samples, passes=passes, seed=seed
     )
     _print(result, as_json)
+
+
+@bench.command("generate")
+@click.option("--model", default=None, help="Model folder (default: the converted SmolLM2-135M-Instruct).")
+@click.option("--data", type=click.Path(exists=True, file_okay=False, path_type=Path), default=None,
+              help="Catalog whose items make the prompts (default: the sample catalog).")
+@click.option("--backend", type=click.Choice(["auto", "transformers", "vllm"]), default="transformers", show_default=True)
+@click.option("--dtype", default="auto", show_default=True, help="auto (float32 on CPU), float32, bfloat16.")
+@click.option("--threads", type=int, default=None, help="torch CPU threads (default: COGR_TORCH_THREADS or torch's).")
+@click.option("--max-new-tokens", type=int, default=48, show_default=True)
+@click.option("--random-init", is_flag=True, help="Measure a randomly initialised model of the same shape.")
+@json_output
+def generate_bench(model: str | None, data: Path | None, backend: str, dtype: str, threads: int | None,
+                   max_new_tokens: int, random_init: bool, as_json: bool) -> None:
+    """Item-generator tokens/s and items/s at batch 1, 8 and 32; greedy vs sampled."""
+    from cogr_search.bench import generate
+
+    result = generate.run(model, data, settings_from(), backend=backend, dtype=dtype, threads=threads,
+                          max_new_tokens=max_new_tokens, random_init=random_init)
+    _print(result, as_json)

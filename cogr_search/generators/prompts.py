@@ -59,14 +59,14 @@ class PromptSet:
         shots = [self._item_user(ex.fields.get("title", ""), ex.fields.get("description", ""), max_keywords)
                  for ex in self.item.examples] if few_shot else []
         user = self._item_user(title, description, max_keywords)
-        return _messages(self.item, shots, user, few_shot)
+        return _messages(self.item, shots, user, few_shot, max_keywords)
 
     def query_messages(self, query: str, max_keywords: int = 15, few_shot: bool = False) -> list[Message]:
         """Chat messages asking the query generator for keywords of one query."""
         shots = [self.query.user.format(query=ex.fields.get("query", ""), max_keywords=max_keywords)
                  for ex in self.query.examples] if few_shot else []
         user = self.query.user.format(query=query.strip(), max_keywords=max_keywords)
-        return _messages(self.query, shots, user, few_shot)
+        return _messages(self.query, shots, user, few_shot, max_keywords)
 
     def _item_user(self, title: str, description: str, max_keywords: int) -> str:
         description = _clip(" ".join(description.split()), self.item.max_description_chars)
@@ -84,8 +84,8 @@ def assistant_text(keywords: Sequence[str]) -> str:
     return ", ".join(keywords)
 
 
-def _messages(side: SideTemplate, shot_users: list[str], user: str, few_shot: bool) -> list[Message]:
-    messages: list[Message] = [{"role": "system", "content": side.system}]
+def _messages(side: SideTemplate, shot_users: list[str], user: str, few_shot: bool, max_keywords: int) -> list[Message]:
+    messages: list[Message] = [{"role": "system", "content": side.system.format(max_keywords=max_keywords)}]
     if few_shot:
         for shot_user, example in zip(shot_users, side.examples):
             messages.append({"role": "user", "content": shot_user})
@@ -142,12 +142,13 @@ def _side(data: object, where: str, placeholders: set[str]) -> SideTemplate:
         if not isinstance(data.get(key), str):
             raise InputError(f"{where}.{key}: missing or not a string")
     dummy = {name: "x" for name in placeholders}
-    for key in ("user", "user_without_description"):
+    for key in ("system", "user", "user_without_description"):
         template = data.get(key)
         if template is None:
             continue
+        allowed = {"max_keywords": "x"} if key == "system" else dummy
         try:
-            template.format(**dummy)
+            template.format(**allowed)
         except (KeyError, IndexError, ValueError) as err:
             raise InputError(f"{where}.{key}: bad placeholder {err} (allowed: {sorted(placeholders)})") from err
     examples = []

@@ -1,0 +1,140 @@
+"""`bench generate`: item-generator throughput at batch sizes 1, 8 and 32, and greedy
+against sampled decoding, on the CPU model (or any model folder, or vLLM on a GPU).
+
+What is counted: generated tokens up to and including each row's end token, never the
+padding a finished row keeps "generating" while the rest of its batch runs. The ratio
+of those real tokens to the decode slots the batch paid for (`slot_use_b<n>`) shows how
+much compute early-finishing rows waste. Prompts are the trained item prompt (no
+few-shot turns) over the first items of the catalog, cycled if the catalog is smaller.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from cogr_search.data import load_dataset, sample_catalog_path
+from cogr_search.generators.backend import EVAL, GREEDY, GeneratorBackend, SamplingParams, load_backend
+from cogr_search.generators.prompts import load_prompts
+from cogr_search.settings import Settings
+
+BATCH_SIZES = (1, 8, 32)
+
+
+def _prompts_per_batch_size(batch_size: int) -> int:
+    """Enough prompts for a stable figure without minutes per point on 2 cores."""
+    return {1: 4, 8: 16}.get(batch_size, batch_size)
+
+
+def measure(
+    backend: GeneratorBackend, conversations: Sequence, params: SamplingParams, batch_size: int
+) -> dict[str, float]:
+    """Tokens/s, items/s and slot use for one batch size and one decoding mode."""
+    tokens = slots = 0
+    start = time.perf_counter()
+    for batch in backend.iter_batches(conversations, params, batch_size=batch_size):
+        lengths = [generation.n_tokens for _, generation in batch]
+        tokens += sum(lengths)
+        slots += max(lengths) * len(lengths)
+    seconds = time.perf_counter() - start
+    return {
+        "tokens_per_s": round(tokens / seconds, 2),
+        "items_per_s": round(len(conversations) / seconds, 3),
+        "slot_use": round(tokens / slots, 3) if slots else 0.0,
+        "tokens": tokens,
+        "seconds": round(seconds, 2),
+    }
+
+
+def run(
+    model: str | None = None,
+    data: Path | None = None,
+    settings: Settings | None = None,
+    backend: str = "transformers",
+    dtype: str = "auto",
+    threads: int | None = None,
+    max_new_tokens: int = 48,
+    batch_sizes: Sequence[int] = BATCH_SIZES,
+    random_init: bool = False,
+    seed: int = 0,
+) -> dict:
+    """Measure and return one flat dict of figures and the settings that produced them."""
+    from cogr_search.generators.model_cache import resolve_model
+
+    folder = resolve_model(model, settings)
+    with tempfile.TemporaryDirectory(prefix="cogr-bench-model-") as scratch:
+        if random_init:
+            folder = random_model_like(folder, Path(scratch))
+        options: dict = {"dtype": dtype}
+        if backend != "vllm":
+            options["num_threads"] = threads
+        engine = load_backend(folder, backend, **options)
+        try:
+            return _measure_all(engine, folder, data, dtype, max_new_tokens, batch_sizes, random_init, seed)
+        finally:
+            engine.close()
+
+
+def _measure_all(engine: GeneratorBackend, folder: Path, data: Path | None, dtype: str, max_new_tokens: int,
+                 batch_sizes: Sequence[int], random_init: bool, seed: int) -> dict:
+    dataset = load_dataset(data or sample_catalog_path())
+    items = [dataset.items[i] for i in sorted(dataset.items)]
+    prompts = load_prompts()
+    largest = max(batch_sizes)
+    needed = max(_prompts_per_batch_size(b) for b in batch_sizes)
+    conversations = [
+        prompts.item_messages(items[i % len(items)].title, items[i % len(items)].description, 10)
+        for i in range(needed)
+    ]
+    sampled = EVAL.with_(max_new_tokens=max_new_tokens, seed=seed)
+    greedy = GREEDY.with_(max_new_tokens=max_new_tokens)
+    engine.generate(conversations[:2], greedy.with_(max_new_tokens=4), batch_size=2)  # warm-up
+    result: dict = {
+        "model": str(folder) if not random_init else f"random init, shaped like {folder.name}",
+        "backend": engine.name,
+        "device": getattr(engine, "device", "cuda"),
+        "dtype": str(getattr(engine, "dtype", dtype)).replace("torch.", ""),
+        "threads": getattr(engine, "threads", None),
+        "max_new_tokens": max_new_tokens,
+        "sampling": "eval (T 0.7, top-p 0.8, top-k 20)",
+        "cpu": platform.processor() or platform.machine(),
+        "cores": os.cpu_count(),
+        "load_avg_1m": round(os.getloadavg()[0], 2),
+        "prompt_tokens_mean": _mean_prompt_tokens(engine, conversations),
+    }
+    for batch_size in batch_sizes:
+        subset = conversations[: _prompts_per_batch_size(batch_size)]
+        figures = measure(engine, subset, sampled, batch_size)
+        for key, value in figures.items():
+            result[f"{key}_b{batch_size}"] = value
+    subset = conversations[: _prompts_per_batch_size(largest)]
+    for key, value in measure(engine, subset, greedy, largest).items():
+        result[f"{key}_b{largest}_greedy"] = value
+    return result
+
+
+def _mean_prompt_tokens(engine: GeneratorBackend, conversations: Sequence) -> float | None:
+    render = getattr(engine, "render", None)
+    if render is None:
+        return None
+    return round(sum(len(render(c)) for c in conversations) / len(conversations), 1)
+
+
+def random_model_like(folder: Path, out: Path) -> Path:
+    """A randomly initialised model with `folder`'s architecture and tokenizer: a clean
+    throughput subject (it never emits its end token, so every row runs to the cap)."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    import torch
+    from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
+
+    torch.manual_seed(0)
+    config = AutoConfig.from_pretrained(str(folder))
+    model = AutoModelForCausalLM.from_config(config)
+    target = out / f"random-{folder.name}"
+    model.save_pretrained(str(target))
+    AutoTokenizer.from_pretrained(str(folder)).save_pretrained(str(target))
+    return target
