@@ -30,25 +30,33 @@ def cli() -> None:
 
 def _register() -> None:
     # Imported here so that `cli` is the only name the entry point needs.
-    from cogr_search.cli import bench_cmds, index_cmds, opensearch_cmds
+    from cogr_search.cli import (
+        bench_cmds,
+        demo_cmd,
+        eval_cmd,
+        expand_cmd,
+        index_cmds,
+        ingest_cmd,
+        model_cmd,
+        opensearch_cmds,
+        sync_cmd,
+        train_cmds,
+    )
 
-    cli.add_command(opensearch_cmds.opensearch)
-    cli.add_command(index_cmds.index)
-    cli.add_command(bench_cmds.bench)
-    from cogr_search.cli import demo_cmd, model_cmd, sync_cmd
-
-    cli.add_command(sync_cmd.sync)
-    cli.add_command(model_cmd.model)
-    cli.add_command(demo_cmd.demo)
-    from cogr_search.cli import eval_cmd, ingest_cmd
-
-    cli.add_command(ingest_cmd.ingest)
-    cli.add_command(eval_cmd.eval_command)
-    cli.add_command(eval_cmd.report_command)
-    from cogr_search.cli import expand_cmd, train_cmds
-
-    cli.add_command(train_cmds.train)
-    cli.add_command(expand_cmd.expand)
+    for command in (
+        opensearch_cmds.opensearch,
+        index_cmds.index,
+        ingest_cmd.ingest,
+        model_cmd.model,
+        train_cmds.train,
+        sync_cmd.sync,
+        expand_cmd.expand,
+        eval_cmd.eval_command,
+        eval_cmd.report_command,
+        demo_cmd.demo,
+        bench_cmds.bench,
+    ):
+        cli.add_command(command)
 
 
 _register()
