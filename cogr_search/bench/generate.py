@@ -18,7 +18,14 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from cogr_search.data import load_dataset, sample_catalog_path
-from cogr_search.generators.backend import EVAL, GREEDY, GeneratorBackend, SamplingParams, load_backend
+from cogr_search.generators.backend import (
+    EVAL,
+    GREEDY,
+    GeneratorBackend,
+    SamplingParams,
+    load_backend,
+    vllm_unavailable_reason,
+)
 from cogr_search.generators.prompts import load_prompts
 from cogr_search.settings import Settings
 
@@ -61,6 +68,8 @@ def run(
     batch_sizes: Sequence[int] = BATCH_SIZES,
     random_init: bool = False,
     seed: int = 0,
+    decoder: str = "own",
+    prefix_cache: bool = True,
 ) -> dict:
     """Measure and return one flat dict of figures and the settings that produced them."""
     from cogr_search.generators.model_cache import resolve_model
@@ -69,12 +78,17 @@ def run(
     with tempfile.TemporaryDirectory(prefix="cogr-bench-model-") as scratch:
         if random_init:
             folder = random_model_like(folder, Path(scratch))
+        if backend == "auto":
+            backend = "vllm" if vllm_unavailable_reason() is None else "transformers"
         options: dict = {"dtype": dtype}
         if backend != "vllm":
-            options["num_threads"] = threads
+            options.update(num_threads=threads, decoder=decoder, prefix_cache=prefix_cache)
         engine = load_backend(folder, backend, **options)
         try:
-            return _measure_all(engine, folder, data, dtype, max_new_tokens, batch_sizes, random_init, seed)
+            result = _measure_all(engine, folder, data, dtype, max_new_tokens, batch_sizes, random_init, seed)
+            if engine.name == "transformers":
+                result.update(decoder=decoder, prefix_cache=prefix_cache)
+            return result
         finally:
             engine.close()
 

@@ -73,12 +73,17 @@ def rewards_bench(data: Path, group: int, groups: int, naive_samples: int, passe
 @click.option("--threads", type=int, default=None, help="torch CPU threads (default: COGR_TORCH_THREADS or torch's).")
 @click.option("--max-new-tokens", type=int, default=48, show_default=True)
 @click.option("--random-init", is_flag=True, help="Measure a randomly initialised model of the same shape.")
+@click.option("--decoder", type=click.Choice(["own", "generate"]), default="own", show_default=True,
+              help="transformers backend: own decode loop, or transformers' generate (the starting point).")
+@click.option("--prefix-cache/--no-prefix-cache", default=True, show_default=True,
+              help="transformers backend: prefill the prompts' shared head once.")
 @json_output
 def generate_bench(model: str | None, data: Path | None, backend: str, dtype: str, threads: int | None,
-                   max_new_tokens: int, random_init: bool, as_json: bool) -> None:
+                   max_new_tokens: int, random_init: bool, decoder: str, prefix_cache: bool, as_json: bool) -> None:
     """Item-generator tokens/s and items/s at batch 1, 8 and 32; greedy vs sampled."""
     from cogr_search.bench import generate
 
     result = generate.run(model, data, settings_from(), backend=backend, dtype=dtype, threads=threads,
-                          max_new_tokens=max_new_tokens, random_init=random_init)
+                          max_new_tokens=max_new_tokens, random_init=random_init, decoder=decoder,
+                          prefix_cache=prefix_cache)
     _print(result, as_json)

@@ -59,8 +59,11 @@ def train_sft(
     out_dir: Path,
     config: SFTConfig,
     progress: bool = True,
+    callbacks: Sequence[object] = (),
 ) -> SFTResult:
-    """Fine-tune the model at `model_path` on `examples` and save it to `out_dir`."""
+    """Fine-tune the model at `model_path` on `examples` and save it to `out_dir`.
+
+    `callbacks` are transformers `TrainerCallback`s (progress hooks, tests)."""
     if not examples:
         raise CogrError(f"SFT for {out_dir}: no training examples")
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -106,7 +109,8 @@ def train_sft(
     )
     peft_config = _lora_config(config) if config.lora else None
     trainer = SFTTrainer(
-        model=model, args=args, train_dataset=dataset, processing_class=tokenizer, peft_config=peft_config
+        model=model, args=args, train_dataset=dataset, processing_class=tokenizer, peft_config=peft_config,
+        callbacks=list(callbacks) or None,
     )
     checkpoint = _latest_checkpoint(work_dir)
     start = time.perf_counter()

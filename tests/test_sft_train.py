@@ -1,0 +1,54 @@
+"""SFT with trl on the real CPU model: LoRA adapters merged on save, and a crash in the
+middle of training resumed from the trainer's last checkpoint."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from transformers import TrainerCallback
+
+from cogr_search.generators.model_cache import ensure_default_model
+from cogr_search.generators.prompts import assistant_text, load_prompts
+from cogr_search.training.config import SFTConfig
+from cogr_search.training.sft import SFTExample, train_sft
+
+pytestmark = pytest.mark.model
+
+
+class CrashAtStep(TrainerCallback):
+    def __init__(self, step: int) -> None:
+        self.step = step
+
+    def on_step_end(self, args, state, control, **kwargs):  # noqa: ANN001, ANN201 - transformers API
+        if state.global_step == self.step:
+            raise RuntimeError(f"simulated crash at step {self.step}")
+        return control
+
+
+def _examples() -> list[SFTExample]:
+    prompts = load_prompts()
+    rows = [("Oak dining table", ["oak table", "dining table"]), ("Blue velvet chair", ["velvet chair", "blue chair"]),
+            ("Wool area rug 8x10", ["area rug", "wool rug"]), ("Ceramic table lamp", ["table lamp", "ceramic lamp"])]
+    return [SFTExample(prompts.item_messages(title, "", 10), assistant_text(kw)) for title, kw in rows]
+
+
+def test_lora_sft_resumes_after_a_crash_and_saves_a_plain_model(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COGR_TORCH_THREADS", "1")
+    config = SFTConfig(lora=True, lora_r=4, lora_alpha=8, max_steps=3, batch_size=2, max_length=96,
+                       save_steps=1, learning_rate=1e-3, logging_steps=1)
+    out = tmp_path / "item"
+    with pytest.raises(RuntimeError, match="simulated crash at step 2"):
+        train_sft(ensure_default_model(), _examples(), out, config, progress=False, callbacks=[CrashAtStep(2)])
+    assert not out.exists()  # no half-saved checkpoint
+    assert (tmp_path / "item.work" / "checkpoint-1").is_dir()
+
+    result = train_sft(ensure_default_model(), _examples(), out, config, progress=False)
+    assert result.resumed_from == "checkpoint-1"
+    assert result.steps == 3 and len(result.losses) == 3  # the history of step 1 came back with the checkpoint
+    names = {p.name for p in out.iterdir()}
+    assert "model.safetensors" in names and "config.json" in names
+    assert not any(name.startswith("adapter") for name in names)  # LoRA merged into the weights
+    assert not (tmp_path / "item.work").exists()
