@@ -28,7 +28,7 @@ class SamplingParams:
     top_p: float = 0.8
     top_k: int = 20
     min_p: float = 0.0
-    max_new_tokens: int = 64
+    max_new_tokens: int = 96
     greedy: bool = False
     seed: int | None = None
 
