@@ -94,7 +94,7 @@ def test_phase1_resumes_and_trains_generators_that_write_keywords(
     expanded = _invoke(["expand", "oak dining table", "--run", "e2e", "--json"], runs)
     assert expanded.exit_code == 0, expanded.output
     payload = json.loads(expanded.stdout.strip().splitlines()[-1])
-    assert payload["round"] == 0 and isinstance(payload["keywords"], list)
+    assert payload["round"] == 0 and payload["keywords"]
     assert len(payload["keywords"]) <= 30
     lines = _invoke(["expand", "oak dining table", "--run", "e2e"], runs)
     assert lines.exit_code == 0

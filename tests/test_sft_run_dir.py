@@ -108,3 +108,25 @@ def test_split_caps_queries_and_keeps_relevant_items_first() -> None:
     assert select_split(dataset, _config(max_items=12, max_queries=5)) == split  # seeded: reproducible
     full = select_split(dataset, _config(max_items=None, max_queries=None, val_fraction=0.0))
     assert full["val_queries"] == [] and len(full["items"]) == len(dataset.items)
+
+
+def test_cli_errors_are_one_line(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from cogr_search.cli.main import cli
+
+    runner = CliRunner()
+    missing = runner.invoke(cli, ["expand", "oak table", "--run", "nope", "--runs-dir", str(tmp_path)])
+    assert missing.exit_code == 1
+    assert "Error: run 'nope' not found" in missing.output and missing.output.count("\n") == 1
+    model = tmp_path / "model"
+    model.mkdir()
+    (model / "config.json").write_text("{}")
+    bad = runner.invoke(cli, ["train", "sft", "--data", str(sample_catalog_path()), "--run", "r",
+                              "--runs-dir", str(tmp_path), "--model", str(model), "--val-fraction", "2"])
+    assert bad.exit_code == 1
+    assert "Error: option val_fraction" in bad.output
+    assert not (tmp_path / "r").exists()  # nothing written for a rejected command
+    nomodel = runner.invoke(cli, ["train", "sft", "--data", str(sample_catalog_path()), "--run", "r",
+                                  "--runs-dir", str(tmp_path), "--model", str(tmp_path / "none")])
+    assert nomodel.exit_code == 1 and "not a folder" in nomodel.output
