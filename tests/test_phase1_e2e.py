@@ -59,7 +59,7 @@ def test_phase1_resumes_and_trains_generators_that_write_keywords(
     # 2. a resume finishes the remaining steps only
     second = _invoke([*ARGS, "--json"], runs)
     assert second.exit_code == 0, second.output
-    report = json.loads(second.stdout.strip().splitlines()[-1])
+    report = json.loads(second.stdout)  # --json: exactly one object on stdout
     assert report["skipped"] == done_before
     assert report["ran"] == ["round-0/sft_query", "round-0/item_keywords", "round-0/query_keywords", "round-0"]
     assert run.step_info("round-0/sft_item") == item_step
@@ -81,7 +81,7 @@ def test_phase1_resumes_and_trains_generators_that_write_keywords(
     manifest_bytes = run.manifest_path.read_bytes()
     third = _invoke([*ARGS, "--json"], runs)
     assert third.exit_code == 0, third.output
-    again = json.loads(third.stdout.strip().splitlines()[-1])
+    again = json.loads(third.stdout)
     assert again["ran"] == [] and again["skipped"] == list(phase1.STEPS)
     assert run.manifest_path.read_bytes() == manifest_bytes
 
@@ -93,7 +93,7 @@ def test_phase1_resumes_and_trains_generators_that_write_keywords(
     # 6. expand prints the trained query generator's keywords
     expanded = _invoke(["expand", "oak dining table", "--run", "e2e", "--json"], runs)
     assert expanded.exit_code == 0, expanded.output
-    payload = json.loads(expanded.stdout.strip().splitlines()[-1])
+    payload = json.loads(expanded.stdout)
     assert payload["round"] == 0 and payload["keywords"]
     assert len(payload["keywords"]) <= 30
     lines = _invoke(["expand", "oak dining table", "--run", "e2e"], runs)

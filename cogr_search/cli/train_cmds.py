@@ -3,6 +3,8 @@ the work is `cogr_search.training.phase1.run_phase1`."""
 
 from __future__ import annotations
 
+import contextlib
+import sys
 from pathlib import Path
 
 import click
@@ -96,7 +98,12 @@ def sft(data: Path, run_name: str, runs_dir: Path | None, model: str | None, rel
         first = err.errors()[0]
         raise InputError(f"option {'.'.join(map(str, first['loc']))}: {first['msg']}") from err
     run = RunDir.create(run_name, runs_dir)
-    report = run_phase1(config, run, progress=not (quiet or as_json))
+    if as_json:
+        # trainers and tokenizers print progress to stdout; --json promises one object there
+        with contextlib.redirect_stdout(sys.stderr):
+            report = run_phase1(config, run, progress=False)
+    else:
+        report = run_phase1(config, run, progress=not quiet)
     if as_json:
         emit_json({"run": str(report.run), "ran": report.ran, "skipped": report.skipped, "details": report.details})
         return
