@@ -44,6 +44,8 @@ class DemoOptions:
     learning_rate: float = 5e-4
     gen_batch_size: int = 32
     max_new_tokens: int = 64
+    max_items: int | None = None
+    max_queries: int | None = None
 
 
 @dataclass(frozen=True)
@@ -78,6 +80,8 @@ def _phase1(options: DemoOptions, data: Path, echo: Echo):
         model=str(ensure_default_model().resolve()),
         val_fraction=options.val_fraction,
         seed=options.seed,
+        max_items=options.max_items,
+        max_queries=options.max_queries,
         generation=GenerationConfig(batch_size=options.gen_batch_size, max_new_tokens=options.max_new_tokens),
         sft=SFTConfig(
             learning_rate=options.learning_rate,
@@ -129,27 +133,31 @@ def run_demo(settings: Settings, options: DemoOptions, echo: Echo) -> DemoResult
 
 
 def _example(cluster, alias: str, dataset, query_keywords: dict[str, list[str]]) -> dict:
-    """One held-out query: its keywords and the top items with the keywords they share."""
+    """A held-out query that retrieves something: its keywords and the top items."""
     from cogr_search.keywords import representation
     from cogr_search.opensearch.query import keyword_query
 
-    qid = next((q for q in sorted(dataset.queries) if query_keywords.get(q)), sorted(dataset.queries)[0])
-    text = dataset.queries[qid].text
-    rep = representation(query_keywords.get(qid, []), text)
-    body = {"query": keyword_query(rep), "size": 5, "_source": ["title", "cogr_keywords"]}
-    hits = cluster.call(cluster.client.search, index=alias, body=body)["hits"]
-    relevant = dataset.relevant().get(qid, set())
-    return {
-        "query": text,
-        "keywords": rep,
-        "retrieved": hits["total"]["value"],
-        "hits": [
-            {
-                "id": h["_id"],
-                "title": h["_source"]["title"],
-                "relevant": h["_id"] in relevant,
-                "matched": [k for k in h["_source"].get("cogr_keywords", []) if k in rep],
-            }
-            for h in hits["hits"]
-        ],
-    }
+    relevant = dataset.relevant()
+    example: dict = {}
+    for qid in sorted(dataset.queries, key=lambda q: (not query_keywords.get(q), q)):
+        text = dataset.queries[qid].text
+        rep = representation(query_keywords.get(qid, []), text)
+        body = {"query": keyword_query(rep), "size": 5, "_source": ["title", "cogr_keywords"]}
+        hits = cluster.call(cluster.client.search, index=alias, body=body)["hits"]
+        example = {
+            "query": text,
+            "keywords": rep,
+            "retrieved": hits["total"]["value"],
+            "hits": [
+                {
+                    "id": h["_id"],
+                    "title": h["_source"]["title"],
+                    "relevant": h["_id"] in relevant.get(qid, set()),
+                    "matched": [k for k in h["_source"].get("cogr_keywords", []) if k in rep],
+                }
+                for h in hits["hits"]
+            ],
+        }
+        if example["hits"]:
+            break
+    return example

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import sys
 from pathlib import Path
 
 import click
@@ -28,7 +30,9 @@ def demo(index: str, run_name: str, runs_dir: Path | None, sft_steps: int, opens
     from cogr_search.demo import DemoOptions, run_demo
 
     options = DemoOptions(index=index, run=run_name, runs_dir=runs_dir, sft_steps=sft_steps)
-    result = run_demo(settings_from(opensearch_url=opensearch_url), options, echo=lambda line: click.echo(line, err=True))
+    # The trainer prints its logs on stdout; keep stdout for the demo's own results.
+    with contextlib.redirect_stdout(sys.stderr):
+        result = run_demo(settings_from(opensearch_url=opensearch_url), options, echo=lambda line: click.echo(line, err=True))
     _print_comparison(result.reports)
     ex = result.example
     click.echo(f"\nquery {ex['query']!r} -> keywords {ex['keywords']}  ({ex['retrieved']} items retrieved)")
