@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 import warnings
 from collections.abc import Iterable
 from pathlib import Path
 
+from cogr_search.atomic import atomic_open
 from cogr_search.errors import InputError
 
 Row = tuple[str, list[str]]
@@ -29,21 +29,11 @@ def write_keyword_file(path: Path | str, rows: Iterable[Row]) -> int:
 
     Returns the number of rows written. A reader never sees a half-written file.
     """
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     count = 0
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            for item_id, keywords in rows:
-                out.write(_line(item_id, keywords))
-                count += 1
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with atomic_open(path) as out:
+        for item_id, keywords in rows:
+            out.write(_line(item_id, keywords))
+            count += 1
     return count
 
 

@@ -30,10 +30,10 @@ import hashlib
 import json
 import os
 import re
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
+from cogr_search.atomic import atomic_open
 from cogr_search.errors import CogrError, InputError
 
 RUNS_DIR_ENV = "COGR_RUNS_DIR"
@@ -64,18 +64,9 @@ def now_iso() -> str:
 
 def atomic_write_json(path: Path, payload: object) -> None:
     """Replace `path` with the JSON document, never leaving a half-written file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            json.dump(payload, out, indent=2, sort_keys=True, ensure_ascii=False)
-            out.write("\n")
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with atomic_open(path) as out:
+        json.dump(payload, out, indent=2, sort_keys=True, ensure_ascii=False)
+        out.write("\n")
 
 
 def read_json(path: Path) -> dict:

@@ -1,0 +1,32 @@
+"""Replacing a file so that readers see the old or the new content, never a mix.
+
+Run directories, keyword files and manifests are all rewritten this way: write into a
+temporary file in the same folder, fsync, then `os.replace` (atomic on POSIX). A crash
+leaves at most a stray `.<name>.*.tmp` file, never a half-written target.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TextIO
+
+
+@contextmanager
+def atomic_open(path: Path | str) -> Iterator[TextIO]:
+    """A text file handle whose content replaces `path` only if the block succeeds."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            yield out
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
