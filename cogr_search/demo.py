@@ -100,9 +100,8 @@ def run_demo(settings: Settings, options: DemoOptions, echo: Echo) -> DemoResult
     """Run (or resume) every step of the demo; returns what the command prints."""
     from cogr_search.evaluation.cogr import evaluate_cogr
     from cogr_search.evaluation.report import write_report
-    from cogr_search.evaluation.runner import evaluate_ranked
+    from cogr_search.evaluation.methods import evaluate_bm25
     from cogr_search.keyword_files import read_keyword_file
-    from cogr_search.opensearch.eval import bm25_ranker
     from cogr_search.opensearch.ingest import ingest_items
     from cogr_search.opensearch.sync import sync_keywords
 
@@ -122,8 +121,7 @@ def run_demo(settings: Settings, options: DemoOptions, echo: Echo) -> DemoResult
     echo(f"sync: {options.index} -> {synced.index} ({synced.with_keywords} items with keywords)")
 
     split = choose_split(dataset, "val", options.val_fraction, options.seed)
-    bm25 = evaluate_ranked("bm25", bm25_ranker(cluster, options.index, depth=1000), split,
-                           settings={"index": options.index})
+    bm25 = evaluate_bm25(cluster, options.index, split)
     cogr = evaluate_cogr(cluster, options.index, split, run.query_keywords_path(round_))
     reports = [bm25, cogr]
     report_path = run.root / "report.md"

@@ -13,7 +13,7 @@ from pathlib import Path
 import click
 
 from cogr_search.cli.options import emit_json, json_output, opensearch_url, settings_from
-from cogr_search.errors import CogrError, InputError
+from cogr_search.errors import InputError
 
 METHODS = ("bm25", "cogr", "dense")
 
@@ -50,16 +50,16 @@ def _require_index(alias: str | None, method: str) -> str:
     return alias
 
 
-def _check_index_size(cluster, alias: str, n_items: int) -> int:
-    """Fail early on a missing or empty index; warn when it does not match DATA."""
-    if not cluster.call(cluster.client.indices.exists, index=alias):
-        raise CogrError(f"index {alias!r} does not exist at {cluster.url}: run `cogr-search ingest DATA --index {alias}` first")
-    count = cluster.call(cluster.client.count, index=alias)["count"]
-    if count == 0:
-        raise CogrError(f"index {alias!r} is empty: run `cogr-search ingest DATA --index {alias}` first")
-    if count != n_items:
-        click.echo(f"warning: index {alias!r} holds {count} documents, DATA has {n_items} items", err=True)
-    return count
+def _connect_checked(opensearch_url: str | None, alias: str | None, method: str, n_items: int):
+    """The cluster, after checking the alias exists and holds the catalog."""
+    from cogr_search.evaluation.methods import check_index
+
+    alias = _require_index(alias, method)
+    cluster = _cluster(opensearch_url)
+    warning = check_index(cluster, alias, n_items)
+    if warning:
+        click.echo(f"warning: {warning}", err=True)
+    return cluster, alias
 
 
 @click.command("eval")
@@ -125,13 +125,31 @@ def eval_command(
     progress = sys.stderr.isatty()
     split_settings = {"val_fraction": val_fraction, "seed": seed} if chosen.split != "all" else {}
 
-    if method == "bm25":
-        result = _eval_bm25(chosen, tune_set, cutoff, depth, fields, batch_size, alias, opensearch_url, progress, split_settings)
-    elif method == "dense":
-        result = _eval_dense(chosen, tune_set, cutoff, depth, batch_size, progress, split_settings)
+    from cogr_search.evaluation import methods
+
+    n_items = len(chosen.evaluate.items)
+    if method == "dense":
+        cache = settings_from().home / "cache" / "dense"
+        result = methods.evaluate_dense(chosen, cache, tune_set, cutoff, depth, batch_size, progress, split_settings)
+    elif method == "bm25":
+        cluster, alias = _connect_checked(opensearch_url, alias, method, n_items)
+        field_list = [f.strip() for f in fields.split(",") if f.strip()]
+        result = methods.evaluate_bm25(
+            cluster, alias, chosen, tune_set, cutoff, depth, field_list, batch_size, progress, split_settings
+        )
     else:
-        run_spec = (run, round_, runs_dir)
-        result = _eval_cogr(chosen, depth, query_keywords, run_spec, backend, batch_size, alias, opensearch_url, progress, split_settings)
+        if (query_keywords is None) == (run is None):
+            raise InputError("--method cogr needs exactly one of --query-keywords FILE or --run RUN")
+        cluster, alias = _connect_checked(opensearch_url, alias, method, n_items)
+        if run is not None:
+            cache = settings_from().home / "cache" / "eval-keywords"
+            result = methods.evaluate_cogr_run(
+                cluster, alias, chosen, run, cache, round_, runs_dir, backend, depth, batch_size, progress, split_settings
+            )
+        else:
+            from cogr_search.evaluation.cogr import evaluate_cogr
+
+            result = evaluate_cogr(cluster, alias, chosen, query_keywords, backend, depth, batch_size, progress, split_settings)
 
     if out is not None:
         out.parent.mkdir(parents=True, exist_ok=True)
@@ -140,59 +158,6 @@ def eval_command(
         emit_json(result)
     else:
         click.echo(_table(result))
-
-
-def _eval_bm25(chosen, tune_set, cutoff, depth, fields, batch_size, alias, opensearch_url, progress, extra) -> dict:
-    from cogr_search.evaluation.runner import evaluate_ranked
-    from cogr_search.opensearch.eval import bm25_ranker
-
-    alias = _require_index(alias, "bm25")
-    cluster = _cluster(opensearch_url)
-    _check_index_size(cluster, alias, len(chosen.evaluate.items))
-    field_list = [f.strip() for f in fields.split(",") if f.strip()]
-    rank = bm25_ranker(cluster, alias, depth, field_list, batch_size, progress)
-    settings = {"index": alias, "opensearch": cluster.url, "fields": field_list, "query": "multi_match most_fields", **extra}
-    return evaluate_ranked("bm25", rank, chosen, cutoff=cutoff, tune_on=tune_set, depth=depth, settings=settings)
-
-
-def _eval_dense(chosen, tune_set, cutoff, depth, batch_size, progress, extra) -> dict:
-    from cogr_search.evaluation.dense import MODEL_NAME, build_dense_index, dense_ranker
-    from cogr_search.evaluation.runner import evaluate_ranked
-
-    cache = settings_from().home / "cache" / "dense"
-    index = build_dense_index(chosen.evaluate.items, cache, batch_size=batch_size, progress=progress)
-    settings = {
-        "model": MODEL_NAME,
-        "similarity": "cosine, exact",
-        "item_embedding_seconds": round(index.index_seconds, 3),
-        "item_embeddings_cached": index.from_cache,
-        "embedding_cache": str(cache),
-        **extra,
-    }
-    return evaluate_ranked("dense", dense_ranker(index, depth), chosen, cutoff=cutoff, tune_on=tune_set, depth=depth, settings=settings)
-
-
-def _eval_cogr(chosen, depth, query_keywords, run_spec, backend, batch_size, alias, opensearch_url, progress, extra) -> dict:
-    from cogr_search.evaluation.cogr import evaluate_cogr
-
-    run, round_, runs_dir = run_spec
-    if (query_keywords is None) == (run is None):
-        raise InputError("--method cogr needs exactly one of --query-keywords FILE or --run RUN")
-    alias = _require_index(alias, "cogr")
-    cluster = _cluster(opensearch_url)
-    _check_index_size(cluster, alias, len(chosen.evaluate.items))
-    extra = dict(extra)
-    if run is not None:
-        from cogr_search.evaluation.run_keywords import query_keywords_from_run
-
-        generated = query_keywords_from_run(
-            run, chosen.evaluate.queries, settings_from().home / "cache" / "eval-keywords", round_, runs_dir, progress=progress
-        )
-        query_keywords = generated.path
-        extra.update({"run": generated.run, "round": generated.round, "query_model": generated.model,
-                      "query_keywords_generated": generated.generated, "query_keywords_reused": generated.reused,
-                      "query_generation_seconds": round(generated.seconds, 3)})
-    return evaluate_cogr(cluster, alias, chosen, query_keywords, backend, depth, batch_size, progress, extra)
 
 
 @click.command("report")
