@@ -7,11 +7,15 @@ catalog, and walks the path a search team takes with its own data:
 1. a real OpenSearch node (or `COGR_OPENSEARCH_URL`), an index behind an alias;
 2. ingest the catalog;
 3. Phase 1 of CoGR on the CPU model (base keywords, query targets, SFT of both sides,
-   round-0 keyword files), sized to finish in minutes on two cores;
-4. sync the round's item keywords into a new index version behind the alias;
-5. evaluate plain BM25 and CoGR keywords on the held-out queries, side by side, and
-   write a Markdown report with a plot;
+   round-0 keyword files), and sync of round 0 into a new index version;
+4. Phase 2: one co-evolving RL round (query-side GRPO, then item-side GRPO against the
+   shadow index), whose item keywords are synced into the next index version;
+5. evaluate plain BM25 and CoGR keywords after SFT and after RL on the held-out
+   queries, side by side in OpenSearch, and write a Markdown report with a plot;
 6. show one expanded query and the items it retrieves.
+
+Everything is sized to finish within 15 minutes on two CPU cores (set-up excluded):
+short SFT and GRPO phases, a small rollout budget. The steps are the real ones.
 
 Every step is resumable: the run directory's manifest skips finished training steps,
 ingest and sync converge when repeated.
@@ -46,6 +50,14 @@ class DemoOptions:
     max_new_tokens: int = 64
     max_items: int | None = None
     max_queries: int | None = None
+    rl_rounds: int = 1
+    query_rl_steps: int = 12
+    item_rl_steps: int = 12
+    rl_learning_rate: float = 2e-5
+    rl_generations: int = 4
+    rl_prompts_per_step: int = 2
+    rl_completion_tokens: int = 48
+    rl_train_layers: int = 0
 
 
 @dataclass(frozen=True)
@@ -56,6 +68,21 @@ class DemoResult:
     reports: list[dict]
     report_path: Path
     example: dict
+    phases: list[dict]
+
+    def as_json(self) -> dict:
+        """`demo --json`: BM25, the final CoGR round, and every phase's shadow metrics."""
+        bm25, *cogr = self.reports
+        return {
+            "bm25": bm25,
+            "cogr": cogr[-1],
+            "cogr_sft": cogr[0],
+            "phases": self.phases,
+            "example": self.example,
+            "run": str(self.run),
+            "index": self.index,
+            "opensearch": self.url,
+        }
 
 
 def _cluster(settings: Settings, echo: Echo):
@@ -96,14 +123,35 @@ def _phase1(options: DemoOptions, data: Path, echo: Echo):
     return run
 
 
+def _phase2(options: DemoOptions, run, syncer, echo: Echo) -> list[dict]:
+    from cogr_search.training.config import GenerationConfig, GRPOSideConfig, Phase2Config
+    from cogr_search.training.phase2 import run_phase2
+
+    def side(steps: int) -> GRPOSideConfig:
+        return GRPOSideConfig(
+            learning_rate=options.rl_learning_rate, max_steps=steps, num_generations=options.rl_generations,
+            prompts_per_step=options.rl_prompts_per_step, max_completion_length=options.rl_completion_tokens,
+            train_layers=options.rl_train_layers, save_steps=max(4, steps // 2), seed=options.seed,
+        )
+
+    config = Phase2Config(
+        rounds=options.rl_rounds,
+        query=side(options.query_rl_steps),
+        item=side(options.item_rl_steps),
+        generation=GenerationConfig(batch_size=options.gen_batch_size, max_new_tokens=options.max_new_tokens),
+    )
+    return run_phase2(config, run, syncer=syncer, progress=False, echo=echo).phases
+
+
 def run_demo(settings: Settings, options: DemoOptions, echo: Echo) -> DemoResult:
     """Run (or resume) every step of the demo; returns what the command prints."""
     from cogr_search.evaluation.cogr import evaluate_cogr
-    from cogr_search.evaluation.report import write_report
     from cogr_search.evaluation.methods import evaluate_bm25
+    from cogr_search.evaluation.report import write_report
     from cogr_search.keyword_files import read_keyword_file
+    from cogr_search.opensearch.indices import alias_target
     from cogr_search.opensearch.ingest import ingest_items
-    from cogr_search.opensearch.sync import sync_keywords
+    from cogr_search.opensearch.sync import run_round_syncer
 
     data = options.data or sample_catalog_path()
     dataset = load_dataset(data)
@@ -113,21 +161,29 @@ def run_demo(settings: Settings, options: DemoOptions, echo: Echo) -> DemoResult
     echo(f"ingest: {report.documents_in_index} items in {options.index} -> {report.index}")
 
     run = _phase1(options, data, echo)
-    round_ = run.latest_round()
-    synced = sync_keywords(
-        cluster, options.index, read_keyword_file(run.item_keywords_path(round_)), round_, run.model_tag(round_),
-        progress=False,
-    )
-    echo(f"sync: {options.index} -> {synced.index} ({synced.with_keywords} items with keywords)")
-
+    syncer = run_round_syncer(cluster, options.index)
+    synced = syncer(0, run.item_keywords_path(0), run.model_tag(0))
+    echo(f"sync: {options.index} -> {synced['index']} ({synced['with_keywords']} items with keywords, round 0)")
     split = choose_split(dataset, "val", options.val_fraction, options.seed)
+    cogr_sft = evaluate_cogr(cluster, options.index, split, run.query_keywords_path(0))
+    cogr_sft["method"] = "cogr-sft"
+
+    phases = _phase2(options, run, syncer, echo) if options.rl_rounds > 0 else []
+    round_ = run.latest_round()
+    if round_ > 0 and not alias_target(cluster, options.index).startswith(f"{options.index}-r{round_}-"):
+        # a resumed demo re-synced round 0 above for the SFT figures; put the last round back
+        synced = syncer(round_, run.item_keywords_path(round_), run.model_tag(round_))
+        echo(f"sync: {options.index} -> {synced['index']} ({synced['with_keywords']} items with keywords, round {round_})")
     bm25 = evaluate_bm25(cluster, options.index, split)
-    cogr = evaluate_cogr(cluster, options.index, split, run.query_keywords_path(round_))
-    reports = [bm25, cogr]
+    reports = [bm25, cogr_sft]
+    if round_ > 0:
+        cogr_rl = evaluate_cogr(cluster, options.index, split, run.query_keywords_path(round_))
+        cogr_rl["method"] = f"cogr-rl{round_}"
+        reports.append(cogr_rl)
     report_path = run.root / "report.md"
     write_report(reports, report_path, run.root / "report.png", title="cogr-search demo: BM25 vs CoGR keywords")
     example = _example(cluster, options.index, split.evaluate, read_keyword_file(run.query_keywords_path(round_)))
-    return DemoResult(cluster.url, run.root, options.index, reports, report_path, example)
+    return DemoResult(cluster.url, run.root, options.index, reports, report_path, example, phases)
 
 
 def _example(cluster, alias: str, dataset, query_keywords: dict[str, list[str]]) -> dict:

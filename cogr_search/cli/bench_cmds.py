@@ -87,3 +87,30 @@ def generate_bench(model: str | None, data: Path | None, backend: str, dtype: st
                           max_new_tokens=max_new_tokens, random_init=random_init, decoder=decoder,
                           prefix_cache=prefix_cache)
     _print(result, as_json)
+
+
+@bench.command("rl")
+@click.option("--run", "run_name", default="demo", show_default=True, help="A run with Phase 1 done (e.g. the demo's).")
+@click.option("--runs-dir", type=click.Path(file_okay=False, path_type=Path), default=None, envvar="COGR_RUNS_DIR")
+@click.option("--steps", type=click.IntRange(min=2), default=4, show_default=True, help="GRPO steps per side.")
+@click.option("--num-generations", type=int, default=4, show_default=True)
+@click.option("--prompts-per-step", type=int, default=2, show_default=True)
+@click.option("--max-completion-length", type=int, default=48, show_default=True)
+@click.option("--train-layers", type=int, default=0, show_default=True, help="Top decoder blocks trained (0: all).")
+@json_output
+def rl_bench(run_name: str, runs_dir: Path | None, steps: int, num_generations: int, prompts_per_step: int,
+             max_completion_length: int, train_layers: int, as_json: bool) -> None:
+    """GRPO steps/s, completions/s and the rewards' share of step time, both sides."""
+    import contextlib
+    import sys
+
+    from cogr_search.bench import rl
+    from cogr_search.training.config import GRPOSideConfig
+
+    config = GRPOSideConfig(
+        learning_rate=1e-5, num_generations=num_generations, prompts_per_step=prompts_per_step,
+        max_completion_length=max_completion_length, train_layers=train_layers,
+    )
+    with contextlib.redirect_stdout(sys.stderr):
+        result = rl.run(run_name, runs_dir, steps, config)
+    _print(result, as_json)

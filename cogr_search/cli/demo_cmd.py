@@ -8,32 +8,52 @@ from pathlib import Path
 
 import click
 
-from cogr_search.cli.options import opensearch_url, settings_from
+from cogr_search.cli.options import emit_json, json_output, opensearch_url, settings_from
 
 
 def _print_comparison(reports: list[dict]) -> None:
     keys = ["P", "R", "F1", "MRR@10", "NDCG@10", "P@10", "R@10", "R@100"]
-    click.echo("")
-    click.echo(f"{'method':<8}" + "".join(f"{k:>9}" for k in keys) + f"{'queries':>9}")
+    click.echo("\nHeld-out queries, OpenSearch:")
+    click.echo(f"{'method':<10}" + "".join(f"{k:>9}" for k in keys) + f"{'queries':>9}")
     for r in reports:
-        click.echo(f"{r['method']:<8}" + "".join(f"{r[k]:>9.3f}" for k in keys) + f"{r['queries']:>9}")
+        click.echo(f"{r['method']:<10}" + "".join(f"{r[k]:>9.3f}" for k in keys) + f"{r['queries']:>9}")
+
+
+def _print_phases(phases: list[dict]) -> None:
+    if not phases:
+        return
+    click.echo("\nShadow index after each phase (P/R/F1 on held-out and training queries):")
+    click.echo(f"{'phase':<12}{'val P':>8}{'val R':>8}{'val F1':>8}{'train F1':>10}{'reward':>9}")
+    for p in phases:
+        reward = "-" if p.get("mean_reward") is None else f"{p['mean_reward']:.3f}"
+        click.echo(f"{p['phase']:<12}{p['val']['P']:>8.3f}{p['val']['R']:>8.3f}{p['val']['F1']:>8.3f}"
+                   f"{p['train']['F1']:>10.3f}{reward:>9}")
 
 
 @click.command()
 @click.option("--index", default="cogr-demo", show_default=True, help="Alias for the sample catalog.")
 @click.option("--run", "run_name", default="demo", show_default=True, help="Run directory name (resumes).")
 @click.option("--runs-dir", type=click.Path(file_okay=False, path_type=Path), default=None, envvar="COGR_RUNS_DIR")
-@click.option("--sft-steps", type=int, default=40, show_default=True, help="SFT optimizer steps per generator.")
+@click.option("--sft-steps", type=int, default=None, help="SFT optimizer steps per generator (default: the demo's).")
+@click.option("--rl-rounds", type=int, default=None, help="Phase 2 rounds (default: 1; 0 skips RL).")
 @opensearch_url
-def demo(index: str, run_name: str, runs_dir: Path | None, sft_steps: int, opensearch_url: str | None) -> None:
-    """Local node + sample catalog + Phase 1 on the CPU model + sync + BM25 vs CoGR."""
+@json_output
+def demo(index: str, run_name: str, runs_dir: Path | None, sft_steps: int | None, rl_rounds: int | None,
+         opensearch_url: str | None, as_json: bool) -> None:
+    """Local node + sample catalog + Phase 1 and one RL round on the CPU model + sync +
+    BM25 vs CoGR (after SFT and after RL) on the held-out queries."""
     from cogr_search.demo import DemoOptions, run_demo
 
-    options = DemoOptions(index=index, run=run_name, runs_dir=runs_dir, sft_steps=sft_steps)
+    overrides = {k: v for k, v in {"sft_steps": sft_steps, "rl_rounds": rl_rounds}.items() if v is not None}
+    options = DemoOptions(index=index, run=run_name, runs_dir=runs_dir, **overrides)
     # The trainer prints its logs on stdout; keep stdout for the demo's own results.
     with contextlib.redirect_stdout(sys.stderr):
         result = run_demo(settings_from(opensearch_url=opensearch_url), options, echo=lambda line: click.echo(line, err=True))
+    if as_json:
+        emit_json(result.as_json())
+        return
     _print_comparison(result.reports)
+    _print_phases(result.phases)
     ex = result.example
     click.echo(f"\nquery {ex['query']!r} -> keywords {ex['keywords']}  ({ex['retrieved']} items retrieved)")
     for hit in ex["hits"]:

@@ -1,15 +1,19 @@
-"""`cogr-search train ...`: Phase 1 (`sft`) of CoGR. Argument parsing and output only;
-the work is `cogr_search.training.phase1.run_phase1`."""
+"""`cogr-search train ...`: Phase 1 (`sft`) and Phase 2 (`rl`) of CoGR. Argument parsing
+and output only; the work is `training.phase1.run_phase1` and `training.phase2.run_phase2`.
+
+`train rl` takes its defaults from `Phase2Config` (one source: a flag left out keeps the
+config's value, `--config FILE` replaces the defaults with a saved config)."""
 
 from __future__ import annotations
 
 import contextlib
+import json
 import sys
 from pathlib import Path
 
 import click
 
-from cogr_search.cli.options import emit_json, json_output
+from cogr_search.cli.options import emit_json, json_output, opensearch_url, settings_from
 
 runs_dir_option = click.option(
     "--runs-dir",
@@ -123,3 +127,136 @@ def _summary(info: dict) -> str:
     if "with_target" in info:
         return f"{info['with_target']}/{info['queries']} queries with a target (mean {info['mean_target_size']} keywords)"
     return ", ".join(f"{k}={v}" for k, v in info.items() if k != "weights_sha256")
+
+
+def _rl_default(path: str) -> object:
+    """The `Phase2Config` default of a dotted field, for help texts."""
+    from cogr_search.training.config import Phase2Config
+
+    node: object = Phase2Config()
+    for part in path.split("."):
+        node = getattr(node, part)
+    return node
+
+
+# flag name -> dotted Phase2Config field (flags left out keep the config's value)
+_RL_FLAGS = {
+    "rounds": "rounds",
+    "query_epochs": "query.epochs",
+    "item_epochs": "item.epochs",
+    "query_steps": "query.max_steps",
+    "item_steps": "item.max_steps",
+    "query_lr": "query.learning_rate",
+    "item_lr": "item.learning_rate",
+    "num_generations": ("query.num_generations", "item.num_generations"),
+    "prompts_per_step": ("query.prompts_per_step", "item.prompts_per_step"),
+    "max_completion_length": ("query.max_completion_length", "item.max_completion_length"),
+    "train_layers": ("query.train_layers", "item.train_layers"),
+    "lora": ("query.lora", "item.lora"),
+    "scale_rewards": ("query.scale_rewards", "item.scale_rewards"),
+    "seed": ("query.seed", "item.seed", "generation.seed"),
+    "beta": "beta",
+    "item_reward": "item_reward",
+    "max_queries": "max_queries",
+    "max_items": "max_items",
+    "gen_batch_size": "generation.batch_size",
+    "max_new_tokens": "generation.max_new_tokens",
+    "backend": "generation.backend",
+}
+
+
+def _rl_option(flag: str, field: str, **kwargs: object):  # noqa: ANN202 - click decorator
+    default = _rl_default(field)
+    help_text = kwargs.pop("help", "")
+    return click.option(flag, default=None, help=f"{help_text} [default: {default}]".strip(), **kwargs)
+
+
+def rl_config_from(base: dict, flags: dict) -> object:
+    """`base` (a config document) with the given flags laid over it, validated."""
+    from pydantic import ValidationError
+
+    from cogr_search.errors import InputError
+    from cogr_search.training.config import Phase2Config
+
+    doc = json.loads(json.dumps(base))
+    for name, value in flags.items():
+        if value is None:
+            continue
+        fields = _RL_FLAGS[name]
+        for dotted in (fields,) if isinstance(fields, str) else fields:
+            *parents, leaf = dotted.split(".")
+            node = doc
+            for part in parents:
+                node = node.setdefault(part, {})
+            node[leaf] = value
+    try:
+        return Phase2Config.model_validate(doc)
+    except ValidationError as err:
+        first = err.errors()[0]
+        raise InputError(f"option {'.'.join(map(str, first['loc']))}: {first['msg']}") from err
+
+
+@train.command("rl")
+@click.option("--run", "run_name", required=True, help="A run with Phase 1 done (`train sft`); resumes if started.")
+@runs_dir_option
+@click.option("--config", "config_file", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
+              help="A Phase 2 config JSON (e.g. a run's rl_config.json) as the defaults; flags override it.")
+@_rl_option("--rounds", "rounds", type=int, help="Rounds in total (each: query side, then item side).")
+@_rl_option("--query-epochs", "query.epochs", type=float, help="GRPO epochs over the training queries per round.")
+@_rl_option("--item-epochs", "item.epochs", type=float, help="GRPO epochs over the items per round.")
+@_rl_option("--query-steps", "query.max_steps", type=int, help="Cap on query-side GRPO steps per round (-1: epochs).")
+@_rl_option("--item-steps", "item.max_steps", type=int, help="Cap on item-side GRPO steps per round (-1: epochs).")
+@_rl_option("--query-lr", "query.learning_rate", type=float, help="Query-side learning rate.")
+@_rl_option("--item-lr", "item.learning_rate", type=float, help="Item-side learning rate.")
+@_rl_option("--num-generations", "query.num_generations", type=int, help="Rollouts per prompt (GRPO group size).")
+@_rl_option("--prompts-per-step", "query.prompts_per_step", type=int, help="Prompts per GRPO step.")
+@_rl_option("--max-completion-length", "query.max_completion_length", type=int, help="Tokens per rollout.")
+@_rl_option("--train-layers", "query.train_layers", type=int, help="Train only the top N decoder blocks (0: all).")
+@_rl_option("--lora/--full", "query.lora", help="LoRA adapters (merged on save) or full fine-tuning.")
+@_rl_option("--scale-rewards", "query.scale_rewards", type=click.Choice(["group", "batch", "none"]),
+            help="How GRPO scales advantages.")
+@_rl_option("--beta", "beta", type=float, help="F-beta in both rewards (1: F1).")
+@_rl_option("--item-reward", "item_reward", type=click.Choice(["marginal", "transposed"]),
+            help="Item reward: Eq. 2.3 or the item-centric F (Table 3).")
+@_rl_option("--max-queries", "max_queries", type=int, help="Training queries used for query-side GRPO (CPU runs).")
+@_rl_option("--max-items", "max_items", type=int, help="Items used for item-side GRPO (CPU runs).")
+@_rl_option("--gen-batch-size", "generation.batch_size", type=int, help="Prompts per regeneration batch.")
+@_rl_option("--max-new-tokens", "generation.max_new_tokens", type=int, help="Tokens per regenerated keyword list.")
+@_rl_option("--backend", "generation.backend", type=click.Choice(["auto", "transformers", "vllm"]),
+            help="Regeneration engine.")
+@_rl_option("--seed", "query.seed", type=int, help="Seed of the GRPO trainers and regeneration.")
+@click.option("--sync-index", default=None, help="Sync each finished round's item keywords into this alias.")
+@opensearch_url
+@click.option("--quiet", is_flag=True, help="No progress bars.")
+@json_output
+def rl(run_name: str, runs_dir: Path | None, config_file: Path | None, sync_index: str | None,
+       opensearch_url: str | None, quiet: bool, as_json: bool, **flags: object) -> None:
+    """Phase 2: co-evolving GRPO rounds (query side, then item side), resumable."""
+    from cogr_search.training.config import Phase2Config
+    from cogr_search.training.phase2 import run_phase2
+    from cogr_search.training.run_dir import RunDir, read_json
+
+    base = read_json(config_file) if config_file else Phase2Config().to_json()
+    config = rl_config_from(base, flags)
+    run = RunDir.open(run_name, runs_dir)
+    syncer = None
+    if sync_index:
+        from cogr_search.opensearch.client import connect
+        from cogr_search.opensearch.sync import run_round_syncer
+
+        syncer = run_round_syncer(connect(settings_from(opensearch_url=opensearch_url)), sync_index)
+    if as_json:
+        with contextlib.redirect_stdout(sys.stderr):
+            report = run_phase2(config, run, syncer=syncer, progress=False)
+        emit_json({"run": str(report.run), "ran": report.ran, "skipped": report.skipped,
+                   "details": report.details, "phases": report.phases})
+        return
+    report = run_phase2(config, run, syncer=syncer, progress=not quiet)
+    click.echo(f"run {run.name}: {report.run}")
+    click.echo(f"  {'phase':<14} {'val P':>7} {'val R':>7} {'val F1':>7} {'train F1':>9} {'reward':>8}")
+    for phase in report.phases:
+        reward = phase.get("mean_reward")
+        click.echo(
+            f"  {phase['phase']:<14} {phase['val']['P']:>7.4f} {phase['val']['R']:>7.4f} {phase['val']['F1']:>7.4f} "
+            f"{phase['train']['F1']:>9.4f} {reward if reward is not None else '-':>8}"
+        )

@@ -111,6 +111,36 @@ def generate_keyword_file(
     return stats
 
 
+def generate_with_model(
+    model: Path,
+    requests: Sequence[GenerationRequest],
+    out_path: Path,
+    params: SamplingParams,
+    *,
+    backend: str = "auto",
+    dtype: str = "auto",
+    batch_size: int = 32,
+    keep: int | None = None,
+    k_max: int = DEFAULT_K_MAX,
+    progress: bool = True,
+    desc: str = "generating",
+) -> dict:
+    """Load the model folder, fill `out_path` for `requests` (resumably), unload it.
+
+    Returns the generation figures plus `backend`, `rows` (lines in the file) and
+    `empty_rows` (requests whose output parsed to no keyword): what a run records."""
+    from cogr_search.generators.backend import load_backend
+
+    with load_backend(model, backend, dtype=dtype) as engine:
+        stats = generate_keyword_file(
+            engine, requests, out_path, params, batch_size=batch_size, keep=keep, k_max=k_max,
+            progress=progress, desc=desc,
+        )
+    rows = read_keyword_file(out_path)
+    empty = sum(1 for r in requests if not rows.get(r.id))
+    return {**stats.as_dict(), "backend": engine.name, "rows": len(rows), "empty_rows": empty}
+
+
 def existing_ids(path: Path) -> set[str]:
     """Ids already written to a keyword file, after dropping a crash-truncated tail."""
     if not path.exists():

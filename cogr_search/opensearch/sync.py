@@ -164,3 +164,17 @@ def prune_versions(cluster: Cluster, alias: str, keep: int) -> list[str]:
         cluster.call(cluster.client.indices.delete, index=name)
     return doomed
 
+
+
+def run_round_syncer(cluster: Cluster, alias: str, keep: int = 3, k_max: int = DEFAULT_K_MAX):  # noqa: ANN201
+    """A Phase 2 `Syncer`: each finished round's item keywords become a new version."""
+    from cogr_search.keyword_files import read_keyword_file
+
+    def sync_round(round_: int, item_keywords_path, model_tag: str) -> dict:  # noqa: ANN001 - Path
+        result = sync_keywords(cluster, alias, read_keyword_file(item_keywords_path), round_, model_tag,
+                               k_max=k_max, progress=False)
+        pruned = prune_versions(cluster, alias, keep)
+        return {"alias": result.alias, "index": result.index, "previous": result.previous,
+                "documents": result.documents, "with_keywords": result.with_keywords, "pruned": pruned}
+
+    return sync_round

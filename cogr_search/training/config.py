@@ -22,6 +22,22 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+class _Document(_Strict):
+    """A config saved into the run: JSON out, validated JSON in (errors name the field)."""
+
+    def to_json(self) -> dict:
+        return self.model_dump(mode="json")
+
+    @classmethod
+    def from_json(cls, data: dict, origin: str = "config.json"):  # noqa: ANN206 - the subclass
+        try:
+            return cls.model_validate(data)
+        except ValidationError as err:
+            first = err.errors()[0]
+            field = ".".join(str(p) for p in first["loc"])
+            raise InputError(f"{origin}: field {field}: {first['msg']}") from err
+
+
 class GenerationConfig(_Strict):
     """Bulk generation (base keywords, round-0 keyword files)."""
 
@@ -54,7 +70,7 @@ class SFTConfig(_Strict):
     seed: int = 0
 
 
-class Phase1Config(_Strict):
+class Phase1Config(_Document):
     """Paper Algorithm 1 with the caps that make it fit a CPU."""
 
     data: str = Field(description="Dataset directory (BEIR or WANDS layout).")
@@ -74,17 +90,51 @@ class Phase1Config(_Strict):
     generation: GenerationConfig = GenerationConfig()
     sft: SFTConfig = SFTConfig()
 
-    def to_json(self) -> dict:
-        return self.model_dump(mode="json")
 
-    @classmethod
-    def from_json(cls, data: dict, origin: str = "config.json") -> Phase1Config:
-        try:
-            return cls.model_validate(data)
-        except ValidationError as err:
-            first = err.errors()[0]
-            field = ".".join(str(p) for p in first["loc"])
-            raise InputError(f"{origin}: field {field}: {first['msg']}") from err
+
+class GRPOSideConfig(_Strict):
+    """GRPO for one generator (trl `GRPOTrainer`). Defaults are the paper's Table 6 GPU
+    values where it gives them (lr 1e-6, 8 rollouts, no KL); CPU runs cap the steps."""
+
+    learning_rate: float = Field(default=1e-6, gt=0, description="Paper: 1e-6 full fine-tuning; LoRA wants ~10x.")
+    epochs: float = Field(default=1.0, gt=0, description="Passes over the side's prompts (paper: query 10, item 5).")
+    max_steps: int = Field(default=-1, description="Stop after this many optimizer steps (-1: run all epochs).")
+    num_generations: int = Field(default=8, ge=2, description="Rollouts per prompt (a GRPO group).")
+    prompts_per_step: int = Field(default=4, ge=1, description="Prompts per device step (x num_generations completions).")
+    gradient_accumulation_steps: int = Field(default=1, ge=1)
+    max_completion_length: int = Field(default=96, ge=8, description="Tokens per rollout (paper: 512).")
+    temperature: float = Field(default=1.0, gt=0, description="Rollout sampling (paper Table 5: 1.0, no top-p/top-k cut).")
+    loss_type: str = "dapo"
+    scale_rewards: Literal["group", "batch", "none"] = Field(
+        default="batch", description="batch: one std for the whole batch, so tiny in-group F1 differences are not blown up."
+    )
+    lora: bool = False
+    lora_r: int = Field(default=16, ge=1)
+    lora_alpha: int = Field(default=32, ge=1)
+    lora_dropout: float = Field(default=0.05, ge=0, lt=1)
+    train_layers: int = Field(default=0, ge=0, description="Train only the top N decoder blocks (0: all); a CPU cap.")
+    save_steps: int = Field(default=50, ge=1, description="Trainer checkpoint interval, for resuming mid-phase.")
+    seed: int = 0
+
+
+class Phase2Config(_Document):
+    """Paper section 2.3: R rounds of query-side then item-side GRPO against frozen indexes."""
+
+    rounds: int = Field(default=5, ge=1, description="Rounds to have in total (a later call may raise it).")
+    query: GRPOSideConfig = GRPOSideConfig(epochs=10.0)
+    item: GRPOSideConfig = GRPOSideConfig(epochs=5.0)
+    beta: float = Field(default=1.0, gt=0, description="F-beta in both rewards (1: F1; > 1 weighs recall).")
+    item_reward: Literal["marginal", "transposed"] = Field(
+        default="marginal", description="marginal: Eq. 2.3; transposed: item-centric F over Q_ret(i) (Table 3)."
+    )
+    max_queries: int | None = Field(default=None, ge=1, description="Training queries used for query-side GRPO.")
+    max_items: int | None = Field(default=None, ge=1, description="Items used for item-side GRPO.")
+    generation: GenerationConfig = GenerationConfig()
+
+
+
+# Fields a resumed Phase 2 may change: speed only, or more rounds after the ones done.
+RL_RESUMABLE_CHANGES = RESUMABLE_CHANGES | {"rounds"}
 
 
 def config_differences(old: dict, new: dict, prefix: str = "") -> list[str]:

@@ -26,8 +26,8 @@ from pathlib import Path
 
 from cogr_search.data import Dataset, load_dataset
 from cogr_search.errors import CogrError, InputError
-from cogr_search.generators.backend import INDEX, INIT, EVAL, SamplingParams, load_backend
-from cogr_search.generators.batch_generate import generate_keyword_file, item_requests, query_requests
+from cogr_search.generators.backend import INDEX, INIT, EVAL, SamplingParams
+from cogr_search.generators.batch_generate import generate_with_model, item_requests, query_requests
 from cogr_search.generators.prompts import PromptSet, assistant_text, load_prompts
 from cogr_search.keyword_files import read_keyword_file, write_keyword_file
 from cogr_search.training.config import RESUMABLE_CHANGES, Phase1Config, config_differences
@@ -198,14 +198,10 @@ def _sampling(ctx: _Context, base: SamplingParams) -> SamplingParams:
 def _generate(ctx: _Context, model: Path, requests: list, out: Path, params: SamplingParams,
               keep: int | None, desc: str) -> dict:
     gen = ctx.config.generation
-    with load_backend(model, gen.backend, dtype=gen.dtype) as backend:
-        stats = generate_keyword_file(
-            backend, requests, out, params, batch_size=gen.batch_size, keep=keep,
-            k_max=ctx.config.k_max, progress=ctx.progress, desc=desc,
-        )
-    rows = read_keyword_file(out)
-    empty = sum(1 for r in requests if not rows.get(r.id))
-    return {**stats.as_dict(), "backend": backend.name, "rows": len(rows), "empty_rows": empty}
+    return generate_with_model(
+        model, requests, out, params, backend=gen.backend, dtype=gen.dtype, batch_size=gen.batch_size,
+        keep=keep, k_max=ctx.config.k_max, progress=ctx.progress, desc=desc,
+    )
 
 
 def _step_base_item_keywords(ctx: _Context) -> dict:

@@ -4,11 +4,8 @@ Examples are conversational prompt-completion pairs (the same chat messages the
 generator sees at inference, and the keyword list as the assistant turn), so trl
 computes the loss on the completion only and the model learns to end its turn.
 
-Crash safety: the trainer writes checkpoints into `<out>.work/` every `save_steps` and a
-re-run resumes from the newest one; the final model is saved into a temporary folder
-and renamed to `<out>/`, so a checkpoint folder is either complete or absent. LoRA
-adapters are merged before saving: every checkpoint is a plain causal LM folder that
-any backend (transformers, vLLM) loads without peft.
+Crash safety and saving are shared with GRPO (`checkpoints.py`): checkpoints every
+`save_steps` in `<out>.work/`, resumed on a re-run; the final folder appears atomically.
 """
 
 from __future__ import annotations
@@ -23,6 +20,7 @@ from pathlib import Path
 from cogr_search.errors import CogrError
 from cogr_search.generators.prompts import Message
 from cogr_search.generators.threads import configure_torch_threads
+from cogr_search.training.checkpoints import latest_checkpoint, lora_config, save_generator, work_dir_for
 from cogr_search.training.config import SFTConfig
 
 
@@ -75,7 +73,7 @@ def train_sft(
     from trl import SFTTrainer
 
     configure_torch_threads()
-    work_dir = out_dir.with_name(out_dir.name + ".work")
+    work_dir = work_dir_for(out_dir)
     on_gpu = torch.cuda.is_available()
     tokenizer = AutoTokenizer.from_pretrained(str(model_path))
     if tokenizer.pad_token is None:
@@ -107,20 +105,17 @@ def train_sft(
         disable_tqdm=not progress,
         dataloader_num_workers=0,
     )
-    peft_config = _lora_config(config) if config.lora else None
+    peft_config = lora_config(config.lora_r, config.lora_alpha, config.lora_dropout) if config.lora else None
     trainer = SFTTrainer(
         model=model, args=args, train_dataset=dataset, processing_class=tokenizer, peft_config=peft_config,
         callbacks=list(callbacks) or None,
     )
-    checkpoint = _latest_checkpoint(work_dir)
+    checkpoint = latest_checkpoint(work_dir)
     start = time.perf_counter()
     output = trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
     seconds = time.perf_counter() - start
     losses = [float(entry["loss"]) for entry in trainer.state.log_history if "loss" in entry]
-    trained = trainer.model
-    if config.lora:
-        trained = trained.merge_and_unload()
-    _save_atomically(trained, tokenizer, out_dir)
+    save_generator(trainer.model, tokenizer, out_dir, merge_lora=config.lora)
     shutil.rmtree(work_dir, ignore_errors=True)
     return SFTResult(
         steps=int(trainer.state.global_step),
@@ -130,37 +125,3 @@ def train_sft(
         losses=losses,
         resumed_from=checkpoint.name if checkpoint else None,
     )
-
-
-def _lora_config(config: SFTConfig):  # noqa: ANN202 - peft type
-    from peft import LoraConfig
-
-    return LoraConfig(
-        r=config.lora_r,
-        lora_alpha=config.lora_alpha,
-        lora_dropout=config.lora_dropout,
-        target_modules="all-linear",
-        task_type="CAUSAL_LM",
-    )
-
-
-def _latest_checkpoint(work_dir: Path) -> Path | None:
-    """The trainer's newest `checkpoint-<step>` folder, if a previous attempt left one."""
-    if not work_dir.is_dir():
-        return None
-    checkpoints = [p for p in work_dir.glob("checkpoint-*") if p.name.split("-")[-1].isdigit()]
-    complete = [p for p in checkpoints if (p / "trainer_state.json").is_file()]
-    return max(complete, key=lambda p: int(p.name.split("-")[-1]), default=None)
-
-
-def _save_atomically(model: object, tokenizer: object, out_dir: Path) -> None:
-    staging = out_dir.with_name(f".{out_dir.name}.saving")
-    shutil.rmtree(staging, ignore_errors=True)
-    model.config.use_cache = True  # training turns the cache off; generation wants it
-    if tokenizer.pad_token_id is not None:
-        model.generation_config.pad_token_id = tokenizer.pad_token_id
-    model.save_pretrained(str(staging))
-    tokenizer.save_pretrained(str(staging))
-    if out_dir.exists():
-        shutil.rmtree(out_dir)
-    os.replace(staging, out_dir)

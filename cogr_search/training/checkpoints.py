@@ -1,0 +1,84 @@
+"""What SFT and GRPO share about trainer folders: resuming and saving checkpoints.
+
+Both trainers write checkpoints into `<out>.work/` every `save_steps`; a re-run resumes
+from the newest complete one. The final model is saved into a staging folder and
+renamed to `<out>/`, so a generator folder is either complete or absent. LoRA adapters
+are merged before saving: every saved generator is a plain causal LM folder that any
+backend (transformers, vLLM) loads without peft.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+
+def work_dir_for(out_dir: Path) -> Path:
+    """Where the trainer keeps its resumable checkpoints for `out_dir`."""
+    return out_dir.with_name(out_dir.name + ".work")
+
+
+def latest_checkpoint(work_dir: Path) -> Path | None:
+    """The trainer's newest `checkpoint-<step>` folder, if a previous attempt left one."""
+    if not work_dir.is_dir():
+        return None
+    checkpoints = [p for p in work_dir.glob("checkpoint-*") if p.name.split("-")[-1].isdigit()]
+    complete = [p for p in checkpoints if (p / "trainer_state.json").is_file()]
+    return max(complete, key=lambda p: int(p.name.split("-")[-1]), default=None)
+
+
+def lora_config(r: int, alpha: int, dropout: float):  # noqa: ANN201 - peft type
+    """Adapters on every linear layer: the setting both trainers use."""
+    from peft import LoraConfig
+
+    return LoraConfig(r=r, lora_alpha=alpha, lora_dropout=dropout, target_modules="all-linear", task_type="CAUSAL_LM")
+
+
+def save_generator(model: object, tokenizer: object, out_dir: Path, merge_lora: bool) -> None:
+    """Save a trained model (adapters merged) as a complete folder, atomically."""
+    if merge_lora:
+        model = model.merge_and_unload()
+    staging = out_dir.with_name(f".{out_dir.name}.saving")
+    shutil.rmtree(staging, ignore_errors=True)
+    model.config.use_cache = True  # training turns the cache off; generation wants it
+    if tokenizer.pad_token_id is not None:
+        model.generation_config.pad_token_id = tokenizer.pad_token_id
+    model.save_pretrained(str(staging))
+    tokenizer.save_pretrained(str(staging))
+    if out_dir.exists():
+        shutil.rmtree(out_dir)
+    os.replace(staging, out_dir)
+
+
+def freeze_lower_layers(model: object, train_layers: int | None) -> int:
+    """Let only the top `train_layers` decoder blocks (and the final norm) learn.
+
+    Why: on a CPU the backward pass is two thirds of a training step; with the lower
+    blocks and the (tied) embeddings frozen, autograd stops at the first trainable
+    block. Returns the number of trainable parameters. None or 0 trains everything.
+    """
+    if not train_layers:
+        return sum(p.numel() for p in model.parameters() if p.requires_grad)
+    layers = _decoder_layers(model)
+    keep = set(range(max(0, len(layers) - train_layers), len(layers)))
+    for param in model.parameters():
+        param.requires_grad_(False)
+    for index in keep:
+        for param in layers[index].parameters():
+            param.requires_grad_(True)
+    norm = getattr(getattr(model, "model", model), "norm", None)
+    if norm is not None:
+        for param in norm.parameters():
+            param.requires_grad_(True)
+    return sum(p.numel() for p in model.parameters() if p.requires_grad)
+
+
+def _decoder_layers(model: object) -> list:
+    inner = getattr(model, "model", None)
+    layers = getattr(inner, "layers", None)
+    if layers is None:
+        from cogr_search.errors import CogrError
+
+        raise CogrError(f"{type(model).__name__}: no decoder layers found (model.model.layers); use train_layers 0")
+    return list(layers)

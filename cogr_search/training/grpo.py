@@ -1,0 +1,158 @@
+"""One GRPO phase for one generator with trl's `GRPOTrainer` (paper section 2.3).
+
+The caller hands over the prompts (chat messages plus the id column its reward reads)
+and a reward function in trl's shape (`rewards.py`); this module owns the trainer
+settings: no KL term and no reference model (paper Table 6), the rollout sampling of
+Table 5 (temperature 1, no top-p/top-k cut), CPU-friendly defaults (float32, no
+gradient checkpointing), and the same checkpoint/resume/atomic-save behaviour as SFT
+(`checkpoints.py`). On a GPU with the `gpu` extra, rollouts run on vLLM (colocated).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from cogr_search.errors import CogrError
+from cogr_search.generators.backend import vllm_unavailable_reason
+from cogr_search.generators.threads import configure_torch_threads
+from cogr_search.training.checkpoints import (
+    freeze_lower_layers,
+    latest_checkpoint,
+    lora_config,
+    save_generator,
+    work_dir_for,
+)
+from cogr_search.training.config import GRPOSideConfig
+
+
+@dataclass
+class GRPOResult:
+    """What one phase did, from the trainer's log (one entry per optimizer step)."""
+
+    steps: int
+    prompts: int
+    seconds: float
+    rewards: list[float] = field(default_factory=list)
+    zero_std_shares: list[float] = field(default_factory=list)
+    clipped_ratios: list[float] = field(default_factory=list)
+    trainable_parameters: int = 0
+    used_vllm: bool = False
+    resumed_from: str | None = None
+
+    def as_dict(self) -> dict:
+        def mean(values: list[float]) -> float | None:
+            return round(sum(values) / len(values), 4) if values else None
+
+        return {
+            "steps": self.steps,
+            "prompts": self.prompts,
+            "seconds": round(self.seconds, 2),
+            "mean_reward": mean(self.rewards),
+            "first_reward": round(self.rewards[0], 4) if self.rewards else None,
+            "last_reward": round(self.rewards[-1], 4) if self.rewards else None,
+            "zero_std_share": mean(self.zero_std_shares),
+            "clipped_ratio": mean(self.clipped_ratios),
+            "trainable_parameters": self.trainable_parameters,
+            "used_vllm": self.used_vllm,
+            "resumed_from": self.resumed_from,
+        }
+
+
+def train_grpo(
+    model_path: Path,
+    rows: Sequence[dict],
+    reward: Callable[..., list[float]],
+    out_dir: Path,
+    config: GRPOSideConfig,
+    progress: bool = True,
+    callbacks: Sequence[object] = (),
+    use_vllm: bool | None = None,
+) -> GRPOResult:
+    """GRPO-train the generator at `model_path` on `rows` and save it to `out_dir`.
+
+    `rows` are `{"prompt": [chat messages], <id column>: ...}`; every column except
+    `prompt` reaches `reward` by name. `use_vllm=None` uses vLLM where it is available.
+    """
+    if not rows:
+        raise CogrError(f"GRPO for {out_dir}: no training prompts")
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
+    import torch
+    from datasets import Dataset as HFDataset
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from trl import GRPOConfig, GRPOTrainer
+
+    configure_torch_threads()
+    on_gpu = torch.cuda.is_available()
+    vllm = vllm_unavailable_reason() is None if use_vllm is None else use_vllm
+    work_dir = work_dir_for(out_dir)
+    tokenizer = AutoTokenizer.from_pretrained(str(model_path))
+    if tokenizer.pad_token is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    tokenizer.padding_side = "left"
+    bf16 = on_gpu and torch.cuda.is_bf16_supported()
+    model = AutoModelForCausalLM.from_pretrained(str(model_path), dtype=torch.bfloat16 if bf16 else torch.float32)
+    trainable = freeze_lower_layers(model, None if config.lora else config.train_layers)
+    args = GRPOConfig(
+        output_dir=str(work_dir),
+        use_cpu=not on_gpu,
+        bf16=bf16,
+        gradient_checkpointing=False,
+        per_device_train_batch_size=config.prompts_per_step * config.num_generations,
+        gradient_accumulation_steps=config.gradient_accumulation_steps,
+        num_generations=config.num_generations,
+        max_completion_length=config.max_completion_length,
+        temperature=config.temperature,
+        top_p=1.0,
+        top_k=0,
+        beta=0.0,
+        learning_rate=config.learning_rate,
+        num_train_epochs=config.epochs,
+        max_steps=config.max_steps,
+        loss_type=config.loss_type,
+        scale_rewards=config.scale_rewards,
+        use_vllm=vllm,
+        vllm_mode="colocate",
+        logging_steps=1,
+        save_strategy="steps",
+        save_steps=config.save_steps,
+        save_total_limit=1,
+        report_to=[],
+        seed=config.seed,
+        disable_tqdm=not progress,
+        dataloader_num_workers=0,
+    )
+    peft_config = lora_config(config.lora_r, config.lora_alpha, config.lora_dropout) if config.lora else None
+    trainer = GRPOTrainer(
+        model=model,
+        reward_funcs=[reward],
+        args=args,
+        train_dataset=HFDataset.from_list(list(rows)),
+        processing_class=tokenizer,
+        peft_config=peft_config,
+        callbacks=list(callbacks) or None,
+    )
+    checkpoint = latest_checkpoint(work_dir)
+    start = time.perf_counter()
+    trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
+    seconds = time.perf_counter() - start
+    log = [entry for entry in trainer.state.log_history if "reward" in entry]
+    save_generator(trainer.model, tokenizer, out_dir, merge_lora=config.lora)
+    shutil.rmtree(work_dir, ignore_errors=True)
+    return GRPOResult(
+        steps=int(trainer.state.global_step),
+        prompts=len(rows),
+        seconds=seconds,
+        rewards=[float(e["reward"]) for e in log],
+        zero_std_shares=[float(e["frac_reward_zero_std"]) for e in log if "frac_reward_zero_std" in e],
+        clipped_ratios=[float(e["completions/clipped_ratio"]) for e in log if "completions/clipped_ratio" in e],
+        trainable_parameters=trainable,
+        used_vllm=vllm,
+        resumed_from=checkpoint.name if checkpoint else None,
+    )

@@ -1,0 +1,371 @@
+"""Phase 2 of CoGR (paper section 2.3, Figure 2): co-evolving GRPO rounds.
+
+Round r (1..R) starts from round r-1's generators and keyword files:
+
+    round-<r>/rl_query        query-side GRPO; reward: F_beta against the frozen item
+                              index built from round r-1's item keywords
+    round-<r>/query_keywords  the new query generator rewrites every training and
+                              validation query (evaluation sampling)
+    round-<r>/rl_item         item-side GRPO; reward: counterfactual change in total
+                              training-query F_beta against the frozen query view of
+                              round r's query keywords (never a rebuild of the index)
+    round-<r>/item_keywords   the new item generator rewrites the catalog in use
+                              (index sampling)
+    round-<r>                 the round is complete (weights hashes for provenance)
+    round-<r>/sync            optional: the round's item keywords into a new index version
+
+Validation queries never reach a reward: the query view holds training queries only.
+After each side's phase the shadow index's validation and training P/R/F1 are recorded
+with the phase's mean reward, its share of zero-variance groups and its keyword space;
+`metrics.json` is rewritten from the manifest, so it can never disagree with it.
+Resuming works as in Phase 1: recorded steps are skipped, a GRPO phase continues from
+its newest trainer checkpoint, bulk generation continues row by row.
+"""
+
+from __future__ import annotations
+
+import gc
+import random
+import sys
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from cogr_search.data import Dataset, load_dataset
+from cogr_search.errors import CogrError, InputError
+from cogr_search.generators.backend import EVAL, INDEX, SamplingParams
+from cogr_search.generators.batch_generate import generate_with_model, item_requests, query_requests
+from cogr_search.generators.prompts import PromptSet, load_prompts
+from cogr_search.keyword_files import read_keyword_file
+from cogr_search.metrics import f1
+from cogr_search.shadow.index import ItemIndex
+from cogr_search.shadow.query_view import QueryView
+from cogr_search.training.config import (
+    RL_RESUMABLE_CHANGES,
+    GRPOSideConfig,
+    Phase1Config,
+    Phase2Config,
+    config_differences,
+)
+from cogr_search.training.keyword_space import keyword_space
+from cogr_search.training.rewards import ItemMarginalReward, QueryF1Reward
+from cogr_search.training.run_dir import RunDir, atomic_write_json, read_json, weights_digest
+
+Syncer = Callable[[int, Path, str], dict]
+"""(round, item keyword file, model tag) -> what the sync did; see `opensearch.sync`."""
+
+RL_CONFIG_FILE = "rl_config.json"
+METRICS_FORMAT = 1
+
+
+ROUND_ACTIONS = ("rl_query", "query_keywords", "rl_item", "item_keywords", "round")
+
+
+def step_name(round_: int, action: str) -> str:
+    """`round-<r>/<action>`, and plain `round-<r>` for the step that completes the round."""
+    return f"round-{round_}" if action == "round" else f"round-{round_}/{action}"
+
+
+def round_steps(round_: int, sync: bool) -> list[str]:
+    """The manifest steps of one round, in order."""
+    return [step_name(round_, a) for a in (*ROUND_ACTIONS, *(("sync",) if sync else ()))]
+
+
+@dataclass
+class Phase2Report:
+    run: Path
+    ran: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+    details: dict[str, dict] = field(default_factory=dict)
+    phases: list[dict] = field(default_factory=list)
+
+
+@dataclass
+class _Context:
+    config: Phase2Config
+    phase1: Phase1Config
+    run: RunDir
+    prompts: PromptSet
+    dataset: Dataset
+    split: dict
+    progress: bool
+    echo: Callable[[str], None]
+    syncer: Syncer | None
+    callbacks: Sequence[object] = ()
+
+    @property
+    def k_max(self) -> int:
+        return self.phase1.k_max
+
+    def titles(self) -> dict[str, str]:
+        """Every catalog item's title: items outside the run's subset match by title alone,
+        exactly as their documents do in OpenSearch."""
+        return {item_id: item.title for item_id, item in self.dataset.items.items()}
+
+    def texts(self, part: str) -> dict[str, str]:
+        return {q: self.dataset.queries[q].text for q in self.split[part]}
+
+    def item_index(self, round_: int) -> ItemIndex:
+        return ItemIndex.build(read_keyword_file(self.run.item_keywords_path(round_)), self.titles(), self.k_max)
+
+    def query_view(self, round_: int, part: str, items: ItemIndex) -> QueryView:
+        keywords = read_keyword_file(self.run.query_keywords_path(round_))
+        texts = self.texts(part)
+        return QueryView.build({q: keywords.get(q, []) for q in texts}, texts, items, self.dataset.relevant(), self.k_max)
+
+
+def _stderr(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+def run_phase2(
+    config: Phase2Config,
+    run: RunDir,
+    syncer: Syncer | None = None,
+    progress: bool = True,
+    echo: Callable[[str], None] = _stderr,
+    callbacks: Sequence[object] = (),
+) -> Phase2Report:
+    """Run (or resume) `config.rounds` rounds of Phase 2 in `run` (Phase 1 must be done)."""
+    with run.lock():
+        if not run.is_done("round-0"):
+            raise CogrError(f"run {run.name!r}: Phase 1 is not complete (run `cogr-search train sft` first)")
+        _check_config(run, config)
+        ctx = open_context(run, config, syncer, progress, echo, callbacks)
+        report = Phase2Report(run=run.root)
+        _record(ctx, report, "round-0/metrics", lambda: {"phase_metrics": _phase_entry(ctx, "sft", 0, 0, 0, {})})
+        for round_ in range(1, config.rounds + 1):
+            for action in (*ROUND_ACTIONS, *(("sync",) if syncer is not None else ())):
+                _record(ctx, report, step_name(round_, action), lambda a=action, r=round_: _ACTIONS[a](ctx, r))
+        report.phases = write_metrics(run)
+        return report
+
+
+def open_context(
+    run: RunDir,
+    config: Phase2Config,
+    syncer: Syncer | None = None,
+    progress: bool = False,
+    echo: Callable[[str], None] = _stderr,
+    callbacks: Sequence[object] = (),
+) -> _Context:
+    """Everything a Phase 2 step reads: the run's Phase 1 config, data, split, prompts."""
+    phase1 = Phase1Config.from_json(run.read_config(), origin=str(run.config_path))
+    dataset = load_dataset(Path(phase1.data), phase1.relevance_threshold)
+    return _Context(config, phase1, run, load_prompts(run.prompts_path), dataset, read_json(run.split_path),
+                    progress, echo, syncer, callbacks)
+
+
+def _record(ctx: _Context, report: Phase2Report, step: str, action: Callable[[], dict]) -> None:
+    if ctx.run.is_done(step):
+        report.skipped.append(step)
+        return
+    ctx.echo(f"[{ctx.run.name}] {step} ...")
+    start = time.perf_counter()
+    info = action()
+    info["seconds"] = round(time.perf_counter() - start, 2)
+    ctx.run.mark_done(step, **info)
+    write_metrics(ctx.run)
+    report.ran.append(step)
+    report.details[step] = info
+    ctx.echo(f"[{ctx.run.name}] {step} done in {info['seconds']:.1f} s{_summary(info)}")
+    gc.collect()
+
+
+def _summary(info: dict) -> str:
+    phase = info.get("phase_metrics")
+    if phase:
+        return f" (val F1 {phase['val']['F1']:.4f}, train F1 {phase['train']['F1']:.4f})"
+    if "mean_reward" in info:
+        return f" ({info['steps']} steps, mean reward {info['mean_reward']})"
+    return ""
+
+
+def _check_config(run: RunDir, config: Phase2Config) -> None:
+    """The first call saves the RL config; later calls must continue the same run."""
+    path = run.root / RL_CONFIG_FILE
+    if not path.exists():
+        atomic_write_json(path, config.to_json())
+        return
+    diffs = [d for d in config_differences(read_json(path), config.to_json()) if d not in RL_RESUMABLE_CHANGES]
+    if diffs:
+        raise InputError(
+            f"{path}: run {run.name!r} started Phase 2 with other settings ({', '.join(diffs)}); "
+            "use the same options to resume, or a new --run"
+        )
+    atomic_write_json(path, config.to_json())  # only resumable fields (e.g. rounds) changed
+
+
+# -- prompts for each side -----------------------------------------------------------
+
+
+def rl_query_rows(ctx: _Context) -> list[dict]:
+    """Training queries (a seeded sample under `max_queries`) as GRPO prompts."""
+    ids = _capped(list(ctx.split["train_queries"]), ctx.config.max_queries, ctx.config.query.seed)
+    requests = query_requests(ctx.prompts, [ctx.dataset.queries[q] for q in ids], ctx.phase1.query_top_n)
+    return [{"prompt": r.conversation, "query_id": r.id} for r in requests]
+
+
+def rl_item_rows(ctx: _Context, view: QueryView) -> list[dict]:
+    """Items whose keywords can change some training query's F1 (relevant to one, or
+    retrieved by one now), then the rest of the catalog in use, under `max_items`.
+
+    An item no query can reach gets the same reward for every rollout: a group with no
+    signal, a wasted step."""
+    in_use = list(ctx.split["items"])
+    rng = random.Random(ctx.config.item.seed)
+    rng.shuffle(in_use)
+    positions = view.item_index.position
+    reachable = [
+        i for i in in_use
+        if len(view.reference_query_positions(positions(i))) or len(view.relevant_query_positions(positions(i)))
+    ]
+    chosen = set(reachable)
+    ids = (reachable + [i for i in in_use if i not in chosen])[: ctx.config.max_items]
+    requests = item_requests(ctx.prompts, [ctx.dataset.items[i] for i in sorted(ids)], ctx.phase1.item_keywords)
+    return [{"prompt": r.conversation, "item_id": r.id} for r in requests]
+
+
+def _capped(ids: list[str], limit: int | None, seed: int) -> list[str]:
+    return ids if limit is None or len(ids) <= limit else sorted(random.Random(seed).sample(ids, limit))
+
+
+# -- steps ---------------------------------------------------------------------------
+
+
+def _grpo(ctx: _Context, side: str, round_: int, rows: list[dict], reward, config: GRPOSideConfig) -> dict:  # noqa: ANN001
+    from cogr_search.training.grpo import train_grpo
+
+    out = ctx.run.checkpoint_path(round_, side)
+    result = train_grpo(ctx.run.checkpoint_path(round_ - 1, side), rows, reward, out, config,
+                        progress=ctx.progress, callbacks=ctx.callbacks)
+    return {
+        **result.as_dict(),
+        "reward_seconds": round(reward.seconds, 3),
+        "reward_completions": reward.completions,
+        "weights_sha256": weights_digest(out),
+    }
+
+
+def query_side(ctx: _Context, round_: int) -> tuple[list[dict], QueryF1Reward]:
+    """Round r's query-side prompts and reward: the frozen item index of round r-1."""
+    items = ctx.item_index(round_ - 1)
+    view = ctx.query_view(round_ - 1, "train_queries", items)
+    return rl_query_rows(ctx), QueryF1Reward(view, beta=ctx.config.beta, k_max=ctx.k_max)
+
+
+def item_side(ctx: _Context, round_: int, query_round: int | None = None) -> tuple[list[dict], ItemMarginalReward]:
+    """Round r's item-side prompts and reward: round r's query keywords (or
+    `query_round`'s) over the frozen reference item index of round r-1 (the reference
+    S_i of Eq. 2.3)."""
+    items = ctx.item_index(round_ - 1)
+    view = ctx.query_view(round_ if query_round is None else query_round, "train_queries", items)
+    reward = ItemMarginalReward(view, beta=ctx.config.beta, k_max=ctx.k_max,
+                                transposed=ctx.config.item_reward == "transposed")
+    return rl_item_rows(ctx, view), reward
+
+
+def _step_rl_query(ctx: _Context, round_: int) -> dict:
+    rows, reward = query_side(ctx, round_)
+    return _grpo(ctx, "query", round_, rows, reward, ctx.config.query)
+
+
+def _step_query_keywords(ctx: _Context, round_: int) -> dict:
+    queries = [ctx.dataset.queries[q] for part in ("train_queries", "val_queries") for q in ctx.split[part]]
+    requests = query_requests(ctx.prompts, queries, ctx.phase1.query_top_n)
+    info = _generate(ctx, ctx.run.checkpoint_path(round_, "query"), requests,
+                     ctx.run.query_keywords_path(round_), EVAL, f"query keywords (round {round_})")
+    grpo = ctx.run.step_info(f"round-{round_}/rl_query") or {}
+    info["phase_metrics"] = _phase_entry(ctx, f"rl-query-{round_}", round_, round_ - 1, round_, grpo)
+    return info
+
+
+def _step_rl_item(ctx: _Context, round_: int) -> dict:
+    rows, reward = item_side(ctx, round_)
+    return _grpo(ctx, "item", round_, rows, reward, ctx.config.item)
+
+
+def _step_item_keywords(ctx: _Context, round_: int) -> dict:
+    items = [ctx.dataset.items[i] for i in ctx.split["items"]]
+    requests = item_requests(ctx.prompts, items, ctx.phase1.item_keywords)
+    info = _generate(ctx, ctx.run.checkpoint_path(round_, "item"), requests,
+                     ctx.run.item_keywords_path(round_), INDEX, f"item keywords (round {round_})")
+    grpo = ctx.run.step_info(f"round-{round_}/rl_item") or {}
+    info["phase_metrics"] = _phase_entry(ctx, f"rl-item-{round_}", round_, round_, round_, grpo)
+    return info
+
+
+def _step_round(ctx: _Context, round_: int) -> dict:
+    hashes = {side: (ctx.run.step_info(f"round-{round_}/rl_{side}") or {}).get("weights_sha256") for side in ("query", "item")}
+    return {"weights_sha256": hashes, "phase": "rl"}
+
+
+def _step_sync(ctx: _Context, round_: int) -> dict:
+    assert ctx.syncer is not None
+    return ctx.syncer(round_, ctx.run.item_keywords_path(round_), ctx.run.model_tag(round_))
+
+
+_ACTIONS: dict[str, Callable[[_Context, int], dict]] = {
+    "rl_query": _step_rl_query,
+    "query_keywords": _step_query_keywords,
+    "rl_item": _step_rl_item,
+    "item_keywords": _step_item_keywords,
+    "round": _step_round,
+    "sync": _step_sync,
+}
+
+
+def _generate(ctx: _Context, model: Path, requests: list, out: Path, params: SamplingParams, desc: str) -> dict:
+    gen = ctx.config.generation
+    return generate_with_model(
+        model, requests, out, params.with_(max_new_tokens=gen.max_new_tokens, seed=gen.seed),
+        backend=gen.backend, dtype=gen.dtype, batch_size=gen.batch_size, k_max=ctx.k_max,
+        progress=ctx.progress, desc=desc,
+    )
+
+
+# -- metrics -------------------------------------------------------------------------
+
+
+def set_metrics(view: QueryView) -> dict:
+    """Macro P, R, F1 of the view's queries over their full retrieved sets (queries
+    without a relevant item skipped), from the counts the view already caches."""
+    scored = [(int(t), int(r), int(n)) for t, r, n in zip(view.n_tp, view.n_ret, view.n_rel) if n > 0]
+    if not scored:
+        return {"P": 0.0, "R": 0.0, "F1": 0.0, "queries": 0}
+    count = len(scored)
+    return {
+        "P": round(sum(t / r if r else 0.0 for t, r, _ in scored) / count, 4),
+        "R": round(sum(t / n for t, _, n in scored) / count, 4),
+        "F1": round(sum(f1(t, r, n) for t, r, n in scored) / count, 4),
+        "queries": count,
+    }
+
+
+def _phase_entry(ctx: _Context, phase: str, round_: int, item_round: int, query_round: int, grpo: Mapping) -> dict:
+    """The shadow index's view of one phase's result, for metrics.json."""
+    items = ctx.item_index(item_round)
+    query_keywords = read_keyword_file(ctx.run.query_keywords_path(query_round))
+    item_keywords = read_keyword_file(ctx.run.item_keywords_path(item_round))
+    return {
+        "phase": phase,
+        "round": round_,
+        "item_keywords_round": item_round,
+        "query_keywords_round": query_round,
+        "val": set_metrics(ctx.query_view(query_round, "val_queries", items)),
+        "train": set_metrics(ctx.query_view(query_round, "train_queries", items)),
+        "mean_reward": grpo.get("mean_reward"),
+        "zero_std_share": grpo.get("zero_std_share"),
+        "grpo_steps": grpo.get("steps"),
+        "grpo_seconds": grpo.get("seconds"),
+        "keyword_space": keyword_space(query_keywords, item_keywords),
+    }
+
+
+def write_metrics(run: RunDir) -> list[dict]:
+    """Rewrite `metrics.json` from the phase entries the manifest holds, in phase order."""
+    phases = [info["phase_metrics"] for info in run.manifest()["steps"].values() if "phase_metrics" in info]
+    phases.sort(key=lambda p: (p["round"], 0 if p["phase"] == "sft" else 1 if p["phase"].startswith("rl-query") else 2))
+    atomic_write_json(run.metrics_path, {"format": METRICS_FORMAT, "run": run.name, "phases": phases})
+    return phases

@@ -1,0 +1,132 @@
+"""Phase 2 end to end through the CLI on the sample catalog, the real CPU model and a
+real OpenSearch node: SFT, then one short round of query-side and item-side GRPO.
+
+Checks that the rewards trl optimised came from the shadow index (recorded rewards equal
+a recomputation from the run's own files), that metrics.json and the manifest record
+every phase, that a run killed in the middle resumes without redoing finished steps,
+and that OpenSearch serves the round's item keywords behind the alias.
+Kept tiny for 2 shared cores: 8 items, 8 training queries, 2 GRPO steps per side.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from cogr_search.cli.main import cli
+from cogr_search.data import load_dataset, sample_catalog_path
+from cogr_search.keyword_files import read_keyword_file
+from cogr_search.keywords import parse_keywords
+from cogr_search.opensearch.indices import alias_target
+from cogr_search.shadow import ItemIndex, QueryView
+from cogr_search.training import phase2
+from cogr_search.training.rewards import QueryF1Reward, completion_text
+from cogr_search.training.run_dir import RunDir
+
+pytestmark = [pytest.mark.opensearch, pytest.mark.model]
+
+SFT = [
+    "train", "sft", "--data", str(sample_catalog_path()), "--run", "rl-e2e", "--val-fraction", "0.25",
+    "--max-items", "8", "--max-queries", "8", "--max-steps", "3", "--batch-size", "4", "--item-keywords", "6",
+    "--top-n", "6", "--learning-rate", "5e-4", "--max-length", "128", "--gen-batch-size", "8",
+    "--max-new-tokens", "40", "--quiet",
+]
+
+
+def _invoke(args: list[str], runs: Path):  # noqa: ANN202 - click Result
+    return CliRunner().invoke(cli, [*args, "--runs-dir", str(runs)], catch_exceptions=True)
+
+
+def test_phase2_rewards_metrics_resume_and_sync(
+    opensearch_url: str, cluster, index_name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    runs = tmp_path / "runs"
+    monkeypatch.setenv("COGR_TORCH_THREADS", "1")
+    sample = str(sample_catalog_path())
+    ingested = CliRunner().invoke(cli, ["ingest", sample, "--index", index_name, "--opensearch-url", opensearch_url])
+    assert ingested.exit_code == 0, ingested.output
+    sft = _invoke(SFT, runs)
+    assert sft.exit_code == 0, sft.output
+    rl = [
+        "train", "rl", "--run", "rl-e2e", "--rounds", "1", "--query-steps", "2", "--item-steps", "2",
+        "--num-generations", "2", "--prompts-per-step", "2", "--max-completion-length", "24",
+        "--query-lr", "1e-5", "--item-lr", "1e-5", "--gen-batch-size", "8", "--max-new-tokens", "40",
+        "--sync-index", index_name, "--opensearch-url", opensearch_url,
+    ]
+
+    # 1. record what the query reward returned; crash the run during item-side GRPO
+    recorded: list[tuple[list, list, list]] = []
+    original = QueryF1Reward.__call__
+
+    def recording(self, completions, query_id, **kwargs):  # noqa: ANN001, ANN202
+        values = original(self, completions, query_id, **kwargs)
+        recorded.append(([completion_text(c) for c in completions], list(query_id), values))
+        return values
+
+    def crash(ctx: object, round_: int) -> dict:
+        raise RuntimeError("simulated crash during item-side GRPO")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(QueryF1Reward, "__call__", recording)
+        patch.setitem(phase2._ACTIONS, "rl_item", crash)
+        first = _invoke([*rl, "--quiet"], runs)
+    assert isinstance(first.exception, RuntimeError), first.output
+    run = RunDir.open("rl-e2e", runs)
+    steps = run.manifest()["steps"]
+    assert "round-1/rl_query" in steps and "round-1/query_keywords" in steps and "round-1/rl_item" not in steps
+    assert steps["round-1/rl_query"]["steps"] == 2
+    query_weights = run.checkpoint_path(1, "query") / "model.safetensors"
+    query_mtime = query_weights.stat().st_mtime_ns
+
+    # the rewards trl saw are F1 against the frozen item index of round 0
+    dataset = load_dataset(sample_catalog_path())
+    split = json.loads(run.split_path.read_text())
+    titles = {i: item.title for i, item in dataset.items.items()}
+    items = ItemIndex.build(read_keyword_file(run.item_keywords_path(0)), titles)
+    texts = {q: dataset.queries[q].text for q in split["train_queries"]}
+    round0 = read_keyword_file(run.query_keywords_path(0))
+    view = QueryView.build({q: round0.get(q, []) for q in texts}, texts, items, dataset.relevant())
+    assert sum(len(values) for _, _, values in recorded) == 2 * 2 * 2  # steps x prompts x generations
+    for completions, ids, values in recorded:
+        parsed = [parse_keywords(text) for text in completions]
+        again = view.query_rewards(ids, [p.keywords for p in parsed], [p.oversized for p in parsed])
+        assert values == pytest.approx(list(again))
+
+    # 2. the resume runs only what is left, and does not retrain the query side
+    second = _invoke([*rl, "--json"], runs)
+    assert second.exit_code == 0, second.output
+    report = json.loads(second.stdout)
+    assert report["ran"] == ["round-1/rl_item", "round-1/item_keywords", "round-1", "round-1/sync"]
+    assert "round-1/rl_query" in report["skipped"]
+    assert query_weights.stat().st_mtime_ns == query_mtime
+    item_step = run.step_info("round-1/rl_item")
+    assert item_step["steps"] == 2 and item_step["reward_completions"] == 2 * 2 * 2
+
+    # 3. metrics.json: one entry per phase, with shadow P/R/F1, rewards and keyword space
+    metrics = json.loads(run.metrics_path.read_text())
+    assert [p["phase"] for p in metrics["phases"]] == ["sft", "rl-query-1", "rl-item-1"]
+    for phase in metrics["phases"]:
+        assert phase["val"]["queries"] > 0 and 0.0 <= phase["val"]["F1"] <= 1.0
+        assert phase["keyword_space"]["item"]["sets"] == 8
+    assert metrics["phases"][1]["mean_reward"] is not None
+    assert metrics["phases"] == report["phases"]
+    assert run.latest_round() == 1 and run.model_tag(1).startswith("rl-e2e+r1+")
+
+    # 4. OpenSearch serves round 1's item keywords behind the alias
+    assert alias_target(cluster, index_name).startswith(f"{index_name}-r1-")
+    round1 = read_keyword_file(run.item_keywords_path(1))
+    hits = cluster.client.search(
+        index=index_name, body={"query": {"term": {"cogr_round": 1}}, "size": 50, "_source": ["cogr_keywords", "title"]}
+    )["hits"]["hits"]
+    assert len(hits) == len(split["items"]) == 8
+    for hit in hits:
+        assert set(round1[hit["_id"]][:30]) <= set(hit["_source"]["cogr_keywords"])
+
+    # 5. a finished run has nothing left; changed settings are refused with the field named
+    third = _invoke([*rl, "--json"], runs)
+    assert third.exit_code == 0 and json.loads(third.stdout)["ran"] == []
+    changed = _invoke([*rl, "--query-lr", "3e-5"], runs)
+    assert changed.exit_code == 1 and "query.learning_rate" in changed.output
