@@ -161,12 +161,28 @@ def eval_command(
 
 
 @click.command("report")
-@click.argument("results", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option("--markdown", "markdown_path", type=click.Path(dir_okay=False, path_type=Path), required=True, help="Markdown table to write.")
-@click.option("--plot", "plot_path", type=click.Path(dir_okay=False, path_type=Path), default=None, help="PNG plot of P/R/F1 per cutoff.")
+@click.argument("results", nargs=-1, type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--run", "run_name", default=None,
+              help="A training run: its phases (validation F1, keyword space) from metrics.json, as Markdown + PNG.")
+@click.option("--runs-dir", type=click.Path(file_okay=False, path_type=Path), default=None, envvar="COGR_RUNS_DIR")
+@click.option("--markdown", "markdown_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Markdown table to write (with --run: default <run>/phases.md).")
+@click.option("--plot", "plot_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="PNG plot: P/R/F1 per cutoff, or with --run F1 and keyword space per phase (<run>/phases.png).")
 @click.option("--title", default="Retrieval evaluation", show_default=True)
-def report_command(results: tuple[Path, ...], markdown_path: Path, plot_path: Path | None, title: str) -> None:
-    """Compare saved eval results (from `eval --out FILE`) side by side: Markdown + PNG."""
+def report_command(results: tuple[Path, ...], run_name: str | None, runs_dir: Path | None, markdown_path: Path | None,
+                   plot_path: Path | None, title: str) -> None:
+    """Compare saved eval results (from `eval --out FILE`) side by side, or show a
+    training run's phases (`--run`): Markdown + PNG."""
+    if run_name is not None:
+        from cogr_search.evaluation.run_report import write_run_report
+        from cogr_search.training.run_dir import RunDir
+
+        md, png = write_run_report(RunDir.open(run_name, runs_dir).root, markdown_path, plot_path)
+        click.echo(f"wrote {md} and {png}")
+        return
+    if not results or markdown_path is None:
+        raise click.UsageError("give eval result files and --markdown FILE, or --run RUN")
     from cogr_search.evaluation.report import load_reports, write_report
 
     reports = load_reports(list(results))

@@ -58,6 +58,8 @@ def train() -> None:
 @click.option("--max-length", type=int, default=256, show_default=True, help="Tokens per SFT example.")
 @click.option("--lora/--full", default=False, show_default=True, help="LoRA adapters (merged on save) or full fine-tune.")
 @click.option("--lora-r", type=int, default=16, show_default=True)
+@click.option("--train-layers", type=int, default=0, show_default=True,
+              help="Train only the top N decoder blocks (0: all); faster on a CPU.")
 @click.option("--save-steps", type=int, default=200, show_default=True, help="Trainer checkpoint interval.")
 @click.option("--quiet", is_flag=True, help="No progress bars.")
 @json_output
@@ -65,7 +67,8 @@ def sft(data: Path, run_name: str, runs_dir: Path | None, model: str | None, rel
         m: int, top_n: int, k_max: int, max_items: int | None, max_queries: int | None, val_fraction: float,
         seed: int, prompts: str, no_few_shot: bool, backend: str, gen_batch_size: int, max_new_tokens: int,
         dtype: str, epochs: float, max_steps: int, batch_size: int, grad_accum: int, learning_rate: float,
-        max_length: int, lora: bool, lora_r: int, save_steps: int, quiet: bool, as_json: bool) -> None:
+        max_length: int, lora: bool, lora_r: int, train_layers: int, save_steps: int, quiet: bool,
+        as_json: bool) -> None:
     """Phase 1: base keywords, query targets, SFT of both generators (resumable)."""
     from pydantic import ValidationError
 
@@ -95,7 +98,7 @@ def sft(data: Path, run_name: str, runs_dir: Path | None, model: str | None, rel
             sft=SFTConfig(
                 learning_rate=learning_rate, epochs=epochs, max_steps=max_steps, batch_size=batch_size,
                 gradient_accumulation_steps=grad_accum, max_length=max_length, lora=lora, lora_r=lora_r,
-                lora_alpha=2 * lora_r, save_steps=save_steps, seed=seed,
+                lora_alpha=2 * lora_r, train_layers=train_layers, save_steps=save_steps, seed=seed,
             ),
         )
     except ValidationError as err:
@@ -121,7 +124,9 @@ def sft(data: Path, run_name: str, runs_dir: Path | None, model: str | None, rel
 def _summary(info: dict) -> str:
     """The one or two figures of a step that a person wants to see."""
     if "train_loss" in info:
-        return f"{info['steps']} steps on {info['examples']} examples, loss {info['first_loss']:.3g} -> {info['last_loss']:.3g}, {info['seconds']:.0f} s"
+        first, last = info.get("first_loss"), info.get("last_loss")
+        losses = f"loss {first:.3g} -> {last:.3g}" if first is not None and last is not None else f"loss {info['train_loss']:.3g}"
+        return f"{info['steps']} steps on {info['examples']} examples, {losses}, {info['seconds']:.0f} s"
     if "rows" in info:
         return f"{info['rows']} rows ({info['empty_rows']} empty), {info['tokens_per_s']:.1f} tokens/s, {info['seconds']:.0f} s"
     if "with_target" in info:

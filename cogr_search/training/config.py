@@ -65,6 +65,7 @@ class SFTConfig(_Strict):
     lora_alpha: int = Field(default=32, ge=1)
     lora_dropout: float = Field(default=0.05, ge=0, lt=1)
     activation_checkpointing: bool = Field(default=False, description="Saves memory, costs ~30% time.")
+    train_layers: int = Field(default=0, ge=0, description="Train only the top N decoder blocks (0: all); a CPU cap.")
     save_steps: int = Field(default=200, ge=1, description="Trainer checkpoint interval, for resuming mid-SFT.")
     logging_steps: int = Field(default=10, ge=1)
     seed: int = 0

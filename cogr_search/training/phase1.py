@@ -110,7 +110,8 @@ def _prepare(run: RunDir, config: Phase1Config) -> PromptSet:
     """Write config.json and prompts.json on the first call; on later calls check that
     the run is continued with the same settings and return the run's own prompts."""
     if run.config_path.exists():
-        old = run.read_config()
+        # validated first: fields added since the run started count at their defaults
+        old = Phase1Config.from_json(run.read_config(), origin=str(run.config_path)).to_json()
         new = config.to_json()
         if not new["prompts_version"]:  # "whatever the run has": only the stored one is known
             new["prompts_version"] = old.get("prompts_version", "")

@@ -188,7 +188,8 @@ def _check_config(run: RunDir, config: Phase2Config) -> None:
     if not path.exists():
         atomic_write_json(path, config.to_json())
         return
-    diffs = [d for d in config_differences(read_json(path), config.to_json()) if d not in RL_RESUMABLE_CHANGES]
+    saved = Phase2Config.from_json(read_json(path), origin=str(path)).to_json()  # new fields at their defaults
+    diffs = [d for d in config_differences(saved, config.to_json()) if d not in RL_RESUMABLE_CHANGES]
     if diffs:
         raise InputError(
             f"{path}: run {run.name!r} started Phase 2 with other settings ({', '.join(diffs)}); "

@@ -20,7 +20,7 @@ from pathlib import Path
 from cogr_search.errors import CogrError
 from cogr_search.generators.prompts import Message
 from cogr_search.generators.threads import configure_torch_threads
-from cogr_search.training.checkpoints import latest_checkpoint, lora_config, save_generator, work_dir_for
+from cogr_search.training.checkpoints import freeze_lower_layers, latest_checkpoint, lora_config, save_generator, work_dir_for
 from cogr_search.training.config import SFTConfig
 
 
@@ -79,6 +79,7 @@ def train_sft(
     if tokenizer.pad_token is None:
         tokenizer.pad_token = tokenizer.eos_token
     model = AutoModelForCausalLM.from_pretrained(str(model_path), dtype=torch.float32)
+    freeze_lower_layers(model, None if config.lora else config.train_layers)
     dataset = HFDataset.from_list(
         [{"prompt": ex.prompt, "completion": [{"role": "assistant", "content": ex.completion}]} for ex in examples]
     )
