@@ -32,6 +32,7 @@ def _register() -> None:
     # Imported here so that `cli` is the only name the entry point needs.
     from cogr_search.cli import (
         bench_cmds,
+        data_cmd,
         demo_cmd,
         eval_cmd,
         expand_cmd,
@@ -47,6 +48,7 @@ def _register() -> None:
         opensearch_cmds.opensearch,
         index_cmds.index,
         ingest_cmd.ingest,
+        data_cmd.data,
         model_cmd.model,
         train_cmds.train,
         sync_cmd.sync,

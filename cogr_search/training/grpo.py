@@ -103,7 +103,7 @@ def train_grpo(
         output_dir=str(work_dir),
         use_cpu=not on_gpu,
         bf16=bf16,
-        gradient_checkpointing=False,
+        activation_checkpointing=False,
         per_device_train_batch_size=config.prompts_per_step * config.num_generations,
         gradient_accumulation_steps=config.gradient_accumulation_steps,
         num_generations=config.num_generations,
