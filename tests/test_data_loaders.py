@@ -125,7 +125,7 @@ def test_catalog_layout_described_by_json_with_queries_and_text_grades(tmp_path:
 def test_sample_catalog_is_shipped_and_consistent() -> None:
     ds = load_dataset(sample_catalog_path())
     assert ds.name == "homegoods" and ds.relevance_threshold == 1.0
-    assert 250 <= len(ds.items) <= 400 and 35 <= len(ds.queries) <= 50
+    assert 250 <= len(ds.items) <= 420 and 150 <= len(ds.queries) <= 170
     relevant = ds.relevant()
     assert set(relevant) == set(ds.queries)
     assert min(len(r) for r in relevant.values()) >= 3

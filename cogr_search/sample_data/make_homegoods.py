@@ -347,11 +347,20 @@ def any_of(*rules: Rule) -> Rule:
     return lambda p: any(r(p) for r in rules)
 
 
+def of(type_: str | tuple[str, ...], **want: str | tuple[str, ...]) -> Rule:
+    """A product of this type (or one of these types) with these attributes: the shape of
+    most rules, so the query table reads like the queries."""
+    return all_of(is_(type_), has(**want))
+
+
 NEVER: Rule = lambda p: False  # noqa: E731
 
 WOOD = ("oak", "walnut", "pine")
 BATH_STORAGE = ("over-the-toilet storage cabinet", "medicine cabinet", "shower caddy", "bathroom vanity")
 PANS = ("skillet", "frying pan")
+RUGS = ("area rug", "runner rug", "outdoor rug")
+LAMPS = ("table lamp", "floor lamp", "led desk lamp")
+COOKWARE = ("skillet", "frying pan", "saucepan", "dutch oven")
 
 # query text -> (exact rule, partial rule). Typos and plurals are deliberate.
 QUERIES: list[tuple[str, Rule, Rule]] = [
@@ -401,11 +410,152 @@ QUERIES: list[tuple[str, Rule, Rule]] = [
     ("large vase", all_of(is_("vase"), has(size="large")), any_of(is_("vase"), all_of(is_("planter"), has(size="large")))),
     ("fire pit", is_("fire pit"), NEVER),
     ("tv stand", is_("tv stand"), NEVER),
+    # q043 onward: the grown query log. Head phrases repeat at several specificities, as in
+    # a real log: type only, type + one attribute, type + two, plurals, synonyms, typos and
+    # attribute-first orders ("velvet sofa blue"). Same rule style as above.
+    # rugs
+    ("area rug", of("area rug"), of(("runner rug", "outdoor rug"))),
+    ("rugs", of(RUGS), NEVER),
+    ("wool area rug", of("area rug", material="wool"), any_of(of("area rug"), of("runner rug", material="wool"))),
+    ("8x10 wool area rug", of("area rug", material="wool", size="8 x 10 ft"),
+     any_of(of("area rug", material="wool"), of("area rug", size="8 x 10 ft"))),
+    ("rug 8x10", of(("area rug", "outdoor rug"), size="8 x 10 ft"), of("area rug")),
+    ("area rugs 5x8", of("area rug", size="5 x 8 ft"), of("area rug")),
+    ("bohemian area rug", of("area rug", style="bohemian"), of(("area rug", "runner rug"), style="bohemian")),
+    ("beige area rug", of("area rug", family="natural"), of("area rug")),
+    ("jute rug", of(RUGS, material="jute"), NEVER),
+    ("runner rug", of("runner rug"), NEVER),
+    ("jute runer rug", of("runner rug", material="jute"), any_of(of("runner rug"), of("area rug", material="jute"))),
+    ("outdoor rugs 5x7", of("outdoor rug", size="5 x 7 ft"), of("outdoor rug")),
+    # sofas and chairs
+    ("sofa", of("sofa"), of("outdoor sofa")),
+    ("couch", of("sofa"), of("outdoor sofa")),
+    ("sectional sofa", of("sofa", size="sectional"), any_of(of("sofa"), of("outdoor sofa", size="sectional"))),
+    ("sectionl couch", of("sofa", size="sectional"), any_of(of("sofa"), of("outdoor sofa", size="sectional"))),
+    ("sofa grey sectional", of("sofa", size="sectional", family="grey"), any_of(of("sofa", size="sectional"), of("sofa", family="grey"))),
+    ("velvet sofa", of("sofa", material="velvet"), any_of(of("sofa"), of("accent chair", material="velvet"))),
+    ("velvet sofa green", of("sofa", material="velvet", family="green"),
+     any_of(of("sofa", material="velvet"), of("sofa", family="green"), of("accent chair", material="velvet", family="green"))),
+    ("accent chair", of("accent chair"), of("dining chair")),
+    ("armchair", of("accent chair"), NEVER),
+    ("velvet accent chair", of("accent chair", material="velvet"), any_of(of("accent chair"), of("dining chair", material="velvet"))),
+    ("navy velvet accent chair", of("accent chair", material="velvet", colour="navy"),
+     any_of(of("accent chair", material="velvet"), of("accent chair", family="blue"))),
+    ("accent chair blue", of("accent chair", family="blue"), of("accent chair")),
+    # tables, chairs, shelves, desks
+    ("dining table", of("dining table"), of("patio dining set")),
+    ("dinning table", of("dining table"), of("patio dining set")),
+    ("round dining table", of("dining table", shape="round"), of("dining table")),
+    ("round oak dining table", of("dining table", material="oak", shape="round"),
+     any_of(of("dining table", material="oak"), of("dining table", shape="round"))),
+    ("dining chairs", of("dining chair"), of("accent chair")),
+    ("velvet dining chairs", of("dining chair", material="velvet"), any_of(of("dining chair"), of("accent chair", material="velvet"))),
+    ("coffee table", of("coffee table"), NEVER),
+    ("cofee table", of("coffee table"), NEVER),
+    ("bookshelf", of("bookshelf"), of("floating shelves")),
+    ("bookcase", of("bookshelf"), of("floating shelves")),
+    ("nightstand", of("nightstand"), NEVER),
+    ("bedside table", of("nightstand"), NEVER),
+    ("nightstand white", of("nightstand", family="white"), of("nightstand")),
+    ("desk", of("writing desk"), NEVER),
+    ("tv stand 65 inch", of("tv stand", size="65 in"), of("tv stand")),
+    # lighting
+    ("lamp", of(LAMPS), NEVER),
+    ("table lamp", of("table lamp"), of(("floor lamp", "led desk lamp"))),
+    ("brass table lamp", of("table lamp", material="brass"), any_of(of("table lamp"), of(("floor lamp", "wall sconce"), material="brass"))),
+    ("floor lamp", of("floor lamp"), of("table lamp")),
+    ("desk lamp", of("led desk lamp"), of("table lamp")),
+    ("pendant light", of("pendant light"), of(("chandelier", "wall sconce"))),
+    ("black pendant light", of("pendant light", family="black"), any_of(of("pendant light"), of(("chandelier", "wall sconce"), family="black"))),
+    ("chandelier", of("chandelier"), of("pendant light")),
+    ("crystal chandelier", of("chandelier", material="crystal"), of("chandelier")),
+    ("wall sconce", of("wall sconce"), NEVER),
+    ("string lights", of("outdoor string lights"), of("solar path lights")),
+    ("solar lights", of("solar path lights"), of("outdoor string lights")),
+    # kitchen
+    ("skillet", of("skillet"), of("frying pan")),
+    ("cast iron skillet", of("skillet", material="cast iron"), any_of(of(PANS), of("dutch oven", material="cast iron"))),
+    ("12 inch cast iron skillet", of("skillet", material="cast iron", size="12 in"),
+     any_of(of("skillet", material="cast iron"), of("skillet", size="12 in"))),
+    ("frying pan", of("frying pan"), of("skillet")),
+    ("non stick frying pan 10 inch", of(PANS, material="nonstick", size="10 in"), any_of(of(PANS, material="nonstick"), of(PANS, size="10 in"))),
+    ("pots and pans", of(COOKWARE), NEVER),
+    ("saucepan", of("saucepan"), NEVER),
+    ("dutch ovens", of("dutch oven"), of("skillet", material="cast iron")),
+    ("kitchen knife", of("chef's knife"), NEVER),
+    ("cutting board", of("cutting board"), NEVER),
+    ("mixing bowls", of("mixing bowl set"), NEVER),
+    ("electric kettle", of("electric kettle"), NEVER),
+    # bath
+    ("bath towels", of("bath towel set"), NEVER),
+    ("bath mat", of("bath mat"), NEVER),
+    ("bath rug", of("bath mat"), NEVER),
+    ("medicine cabinet", of("medicine cabinet"), of(("bathroom vanity", "over-the-toilet storage cabinet"))),
+    ("shower caddy", of("shower caddy"), NEVER),
+    ("bathroom vanity", of("bathroom vanity"), of("medicine cabinet")),
+    ("over the toilet storage", of("over-the-toilet storage cabinet"), of(BATH_STORAGE)),
+    ("towel rack", of("towel rack"), NEVER),
+    # bedding
+    ("duvet cover", of("duvet cover"), of("comforter")),
+    ("duvet cover king", of("duvet cover", size="king"), any_of(of("duvet cover"), of("comforter", size="king"))),
+    ("navy duvet cover king", of("duvet cover", family="blue", size="king"), any_of(of("duvet cover", family="blue"), of("duvet cover", size="king"))),
+    ("sheets", of("sheet set"), NEVER),
+    ("queen sheets", of("sheet set", size="queen"), of("sheet set")),
+    ("linen sheets", of("sheet set", material="linen"), any_of(of("sheet set"), of("duvet cover", material="linen"))),
+    ("sheets linen king", of("sheet set", material="linen", size="king"), any_of(of("sheet set", material="linen"), of("sheet set", size="king"))),
+    ("comforter", of("comforter"), of("duvet cover")),
+    ("weighted blankets", of("weighted blanket"), of(("throw blanket", "comforter"))),
+    ("throw blanket", of("throw blanket"), of("weighted blanket")),
+    ("bed pillows", of("bed pillow"), of("throw pillow")),
+    ("memory foam pillow", of("bed pillow", material="memory foam"), of("bed pillow")),
+    # outdoor
+    ("outdoor furniture", tagged("patio furniture"), of(("patio umbrella", "hammock"))),
+    ("patio dining set", of("patio dining set"), of(("adirondack chair", "outdoor sofa"))),
+    ("adirondack chair", of("adirondack chair"), NEVER),
+    ("adirondak chairs", of("adirondack chair"), NEVER),
+    ("patio chairs", of("adirondack chair"), of(("patio dining set", "outdoor sofa"))),
+    ("outdoor sofa", of("outdoor sofa"), of(("patio dining set", "adirondack chair"))),
+    ("patio umbrella", of("patio umbrella"), NEVER),
+    ("fire pits", of("fire pit"), NEVER),
+    ("planter", of("planter"), of("vase")),
+    ("hammock with stand", of("hammock"), NEVER),
+    # storage
+    ("storage baskets", of("storage basket"), of("storage bins")),
+    ("storage bins with lids", of("storage bins"), of("storage basket")),
+    ("shoe rack", of("shoe rack"), of("shoe cabinet")),
+    ("shoe organizer", tagged("shoes"), of(("closet organizer", "storage bins"))),
+    ("closet organizer", of("closet organizer"), of(("garment rack", "storage bins"))),
+    ("wall shelves", of("floating shelves"), of("bookshelf")),
+    ("oak floating shelves", of("floating shelves", material="oak"), any_of(of("floating shelves"), of("bookshelf", material="oak"))),
+    ("garment rack", of("garment rack"), of("closet organizer")),
+    # tools
+    ("drill", of("cordless drill"), of("drill bit set")),
+    ("20v cordless drill", of("cordless drill", size="20V"), of("cordless drill")),
+    ("drill bits", of("drill bit set"), of("cordless drill")),
+    ("tool set", of("tool set"), NEVER),
+    ("ladder", of("step ladder"), NEVER),
+    ("stud finder", of("stud finder"), of("tape measure")),
+    ("tape measure", of("tape measure"), of("tool set")),
+    # decor
+    ("wall mirror", of("wall mirror"), of("medicine cabinet")),
+    ("round mirror", of("wall mirror", shape="round"), of("wall mirror")),
+    ("black round mirror", of("wall mirror", shape="round", family="black"),
+     any_of(of("wall mirror", shape="round"), of("wall mirror", family="black"))),
+    ("vase", of("vase"), of("planter")),
+    ("throw pillow", of("throw pillow"), of("bed pillow")),
+    ("mustard throw pillow", of("throw pillow", family="yellow"), of("throw pillow")),
+    ("picture frame", of("picture frame"), NEVER),
+    ("wall art", of("wall art"), of("picture frame")),
+    ("wall clock", of("wall clock"), NEVER),
+    ("candles", of("scented candle"), NEVER),
 ]
 
 
 def judge(products: list[dict], rng: random.Random) -> tuple[list[dict], list[tuple[str, str, int]]]:
     """Queries and qrels: every exact/partial product, then hard and random negatives."""
+    texts = [text for text, _, _ in QUERIES]
+    if len(set(texts)) != len(texts):
+        raise SystemExit(f"duplicate query texts: {sorted({t for t in texts if texts.count(t) > 1})}")
     queries, qrels = [], []
     for number, (text, exact, partial) in enumerate(QUERIES, start=1):
         qid = f"q{number:03d}"
@@ -416,8 +566,9 @@ def judge(products: list[dict], rng: random.Random) -> tuple[list[dict], list[tu
                 judged[p["_id"]] = 2
             elif partial(p):
                 judged[p["_id"]] = 1
-        if len(judged) < 3:
-            raise SystemExit(f"query {text!r} has only {len(judged)} relevant products; adjust the vocabulary")
+        if len(judged) < 3 or 2 not in judged.values():
+            raise SystemExit(f"query {text!r} has {len(judged)} relevant products and needs at least 3, "
+                             "one of them exact; adjust the vocabulary")
         categories = {p["category"] for p in products if p["_id"] in judged}
         hard = [p["_id"] for p in products if p["_id"] not in judged and p["category"] in categories]
         other = [p["_id"] for p in products if p["_id"] not in judged and p["category"] not in categories]
