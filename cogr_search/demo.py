@@ -43,9 +43,12 @@ class DemoOptions:
     data: Path | None = None
     val_fraction: float = 0.25
     seed: int = 0
-    sft_steps: int = 40
+    item_keywords: int = 8
+    query_top_n: int = 10
+    sft_steps: int = 24
     sft_batch_size: int = 8
     learning_rate: float = 5e-4
+    train_layers: int = 8
     gen_batch_size: int = 32
     max_new_tokens: int = 64
     max_items: int | None = None
@@ -57,7 +60,7 @@ class DemoOptions:
     rl_generations: int = 4
     rl_prompts_per_step: int = 2
     rl_completion_tokens: int = 48
-    rl_train_layers: int = 0
+    rl_train_layers: int = 8
 
 
 @dataclass(frozen=True)
@@ -107,6 +110,8 @@ def _phase1(options: DemoOptions, data: Path, echo: Echo):
         model=str(ensure_default_model().resolve()),
         val_fraction=options.val_fraction,
         seed=options.seed,
+        item_keywords=options.item_keywords,
+        query_top_n=options.query_top_n,
         max_items=options.max_items,
         max_queries=options.max_queries,
         generation=GenerationConfig(batch_size=options.gen_batch_size, max_new_tokens=options.max_new_tokens),
@@ -115,6 +120,7 @@ def _phase1(options: DemoOptions, data: Path, echo: Echo):
             max_steps=options.sft_steps,
             batch_size=options.sft_batch_size,
             max_length=192,
+            train_layers=options.train_layers,
             save_steps=max(10, options.sft_steps // 2),
         ),
     )
