@@ -103,7 +103,7 @@ def run_demo(settings: Settings, options: DemoOptions, echo: Echo) -> DemoResult
     from cogr_search.evaluation.methods import evaluate_bm25
     from cogr_search.keyword_files import read_keyword_file
     from cogr_search.opensearch.ingest import ingest_items
-    from cogr_search.opensearch.sync import sync_keywords
+    from cogr_search.opensearch.sync import SyncConfig, sync_keywords
 
     data = options.data or sample_catalog_path()
     dataset = load_dataset(data)
@@ -114,9 +114,10 @@ def run_demo(settings: Settings, options: DemoOptions, echo: Echo) -> DemoResult
 
     run = _phase1(options, data, echo)
     round_ = run.latest_round()
+    # a capped demo (--max-items) writes keywords for part of the catalog: the rest keep their titles
     synced = sync_keywords(
         cluster, options.index, read_keyword_file(run.item_keywords_path(round_)), round_, run.model_tag(round_),
-        progress=False,
+        SyncConfig(missing="title-only"), progress=False,
     )
     echo(f"sync: {options.index} -> {synced.index} ({synced.with_keywords} items with keywords)")
 
