@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -13,11 +16,10 @@ from cogr_search.cli.main import cli
 from cogr_search.data import Item
 from cogr_search.errors import CogrError, InputError
 from cogr_search.keywords import MAX_TERM_BYTES
-from cogr_search.opensearch import indices
+from cogr_search.opensearch.client import Cluster
 from cogr_search.opensearch.documents import item_keywords
 from cogr_search.opensearch.indices import alias_target, create_index, shape_of, versions, write_blocked
 from cogr_search.opensearch.ingest import ingest_items
-from cogr_search.opensearch.mappings import item_properties
 from cogr_search.opensearch.shadow_build import item_index_from_opensearch
 from cogr_search.opensearch.sync import (
     SyncConfig,
@@ -28,6 +30,7 @@ from cogr_search.opensearch.sync import (
     sync_keywords,
     sync_meta,
 )
+from cogr_search.settings import load_settings
 from cogr_search.shadow.index import ItemIndex
 
 pytestmark = pytest.mark.opensearch
@@ -280,3 +283,30 @@ def test_sync_command_refuses_in_one_line_and_takes_defaults_from_the_config(ope
     help_text = runner.invoke(cli, ["sync", "--help"]).output
     for name in ("keep", "k_max", "missing", "chunk_size"):
         assert f"default: {SyncConfig.model_fields[name].default}" in help_text.replace("\n", " ").replace("  ", " ")
+
+
+@pytest.fixture()
+def flaky_url(opensearch_url: str):
+    """A real proxy process that fails the first `_search` (503) and `_bulk` (429, 503) requests."""
+    proc = subprocess.Popen(
+        [sys.executable, str(Path(__file__).with_name("flaky_proxy.py")), opensearch_url,
+         "_search:503:2", "_bulk:429:1", "_bulk:503:1"],
+        stdout=subprocess.PIPE, text=True,
+    )
+    try:
+        port = int(proc.stdout.readline())
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def test_scans_and_bulk_writes_retry_transient_failures(cluster, index_name, flaky_url):
+    source = _ingest(cluster, index_name)
+    flaky = Cluster(load_settings(opensearch_url=flaky_url, opensearch_retry_max_wait_s=0.2), flaky_url)
+
+    result = sync_keywords(flaky, index_name, {i: ["k"] for i in ITEMS}, 1, "m", progress=False)
+
+    assert result.documents == 3 and alias_target(cluster, index_name) == result.index != source
+    failed = json.loads(urllib.request.urlopen(f"{flaky_url}/__failed", timeout=10).read())
+    assert failed == {"_search": 2, "_bulk": 2}
