@@ -310,3 +310,24 @@ def test_scans_and_bulk_writes_retry_transient_failures(cluster, index_name, fla
     assert result.documents == 3 and alias_target(cluster, index_name) == result.index != source
     failed = json.loads(urllib.request.urlopen(f"{flaky_url}/__failed", timeout=10).read())
     assert failed == {"_search": 2, "_bulk": 2}
+
+
+def test_sync_from_a_run_refuses_incomplete_rounds_and_keywords(opensearch_url, index_name, tmp_path: Path, cluster):
+    from cogr_search.keyword_files import write_keyword_file
+    from cogr_search.training.run_dir import RunDir
+
+    _ingest(cluster, index_name)
+    run = RunDir.create("r", tmp_path)
+    write_keyword_file(run.item_keywords_path(1), [("p1", ["oak"]), ("p2", ["pillow"])])
+    run.mark_done("round-1", weights_sha256={"item": "ab" * 32})
+    runner = CliRunner()
+    base = ["sync", "--index", index_name, "--run", "r", "--runs-dir", str(tmp_path), "--opensearch-url", opensearch_url]
+
+    not_done = runner.invoke(cli, [*base, "--round", "2"])
+    assert not_done.exit_code == 1 and "round 2 is not complete (complete: 1)" in not_done.output
+    partial = runner.invoke(cli, base)
+    assert partial.exit_code == 1 and "keywords cover 2 of 3 items" in partial.output
+    done = runner.invoke(cli, [*base, "--missing", "keep", "--json"])
+    assert done.exit_code == 0, done.output
+    assert json.loads(done.stdout)["index"] == f"{index_name}-r1-2"
+    assert _docs(cluster, index_name)["p1"]["cogr_model"] == "r+r1+" + "ab" * 6
