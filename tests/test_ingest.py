@@ -93,3 +93,16 @@ def test_ingest_command_json_and_exit_status(opensearch_url: str, index_name: st
                                  "--opensearch-url", opensearch_url])
     assert result.exit_code == 1
     assert "bad.csv:3: duplicate item id 'A' (first on line 2)" in result.output
+
+
+def test_ingest_into_a_version_blocked_by_a_sync_says_so(cluster: Cluster, index_name: str) -> None:
+    from cogr_search.opensearch.indices import set_write_block
+
+    report = ingest_items(cluster, index_name, [Item("a", "oak table")], progress=False)
+    set_write_block(cluster, report.index, True)  # what a sync does during its copy
+    try:
+        blocked = ingest_items(cluster, index_name, [Item("b", "lamp")], progress=False)
+    finally:
+        set_write_block(cluster, report.index, False)
+    assert blocked.failed == 1 and blocked.documents_in_index == 1
+    assert "cluster_block_exception" in blocked.failures[0] and "rerun that sync" in blocked.failures[0]
