@@ -92,10 +92,30 @@ def _fit(keyword: str) -> str:
     return normalize(cut)
 
 
+def _already_normal(text: str) -> bool:
+    """A cheap, exact test for the common case of a keyword already in normal form:
+    printable ASCII (NFKC leaves it alone, nothing invisible), no uppercase, letters or
+    digits at both ends (nothing to strip), single spaces, within the term limit."""
+    return (
+        text.isascii()
+        and text.isprintable()
+        and text[:1].isalnum()
+        and text[-1:].isalnum()
+        and "  " not in text
+        and len(text) <= MAX_TERM_BYTES
+        and text.lower() == text
+    )
+
+
 def term(text: str) -> str:
-    """`normalize(text)` cut to the term limit; memoized, because rollouts and syncs
-    repeat the same keywords endlessly (a plain dict, cleared past ~1M entries, costs
-    less than `lru_cache`'s bookkeeping on this hot path)."""
+    """`normalize(text)` cut to the term limit.
+
+    Keywords already in normal form (most generated ones) are returned as they are;
+    others are memoized, because rollouts and syncs repeat the same keywords endlessly
+    (a plain dict, cleared past ~1M entries, costs less than `lru_cache`'s bookkeeping).
+    """
+    if _already_normal(text):
+        return text
     found = _TERMS.get(text)
     if found is None:
         if len(_TERMS) >= _TERMS_MAX:

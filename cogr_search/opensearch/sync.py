@@ -185,15 +185,13 @@ def _release_stale_block(cluster: Cluster, source: str) -> None:
             pass  # pruned since
 
 
-def _coverage(
-    cluster: Cluster, source: str, keywords: Mapping[str, Sequence[str]], config: SyncConfig, result: SyncResult,
-    notify: Notify,
+def _check_coverage(
+    source: str, seen: set[str], missing: set[str], keywords: Mapping[str, Sequence[str]], config: SyncConfig,
+    result: SyncResult, notify: Notify,
 ) -> None:
     """Refuse keywords that do not cover the catalog (unless told what to do with the rest)
-    or that name more unknown items than the tolerance allows."""
-    ids = {hit["_id"] for page in scan(cluster, source, source=False) for hit in page}
-    missing = ids - keywords.keys()
-    unknown = keywords.keys() - ids
+    or that name more unknown items than the tolerance allows; `seen` are the source's ids."""
+    unknown = keywords.keys() - seen
     result.unknown_ids, result.unknown_sample = len(unknown), sorted(unknown)[:SAMPLE]
     if len(unknown) > config.unknown_tolerance * len(keywords):
         raise InputError(
@@ -204,27 +202,38 @@ def _coverage(
         notify(f"ignoring {len(unknown)} keyword id(s) not in {source}: {_sample(unknown)}")
     if missing and config.missing == "refuse":
         raise InputError(
-            f"keywords cover {len(ids) - len(missing)} of {len(ids)} items of {source}; {len(missing)} have none "
+            f"keywords cover {len(seen) - len(missing)} of {len(seen)} items of {source}; {len(missing)} have none "
             f"({_sample(missing)}): pass --missing keep (the previous version's keywords) or --missing title-only"
         )
 
 
 class _Copy:
-    """Builds the new version's documents from the source's, counting what it did."""
+    """Builds the new version's documents from the source's, counting what it did.
+
+    Coverage is checked on the same pass: the ids seen and those without keywords are
+    recorded; in `refuse` mode the first item without keywords stops the writing (the
+    rest of the source is only read, for the counts).
+    """
 
     def __init__(self, keywords: Mapping[str, Sequence[str]], config: SyncConfig, provenance: dict, result: SyncResult):
         self.keywords = keywords
         self.config = config
         self.provenance = provenance
         self.result = result
-        self.failures: list[BulkFailure] = []
+        self.seen: set[str] = set()
+        self.missing: set[str] = set()
 
     def document(self, item_id: str, stored: dict) -> dict | None:
+        self.seen.add(item_id)
+        generated = self.keywords.get(item_id)
+        if generated is None and self.config.missing == "refuse":
+            self.missing.add(item_id)
+        if self.missing:
+            return None  # refused: count the rest, write nothing more
         doc = {k: v for k, v in stored.items() if k not in doc_fields.KEYWORD_FIELDS}
         title = doc.get(doc_fields.TITLE) or ""
         if title_is_cut(title):
             self.result.cut_titles += 1
-        generated = self.keywords.get(item_id)
         if generated is not None:
             doc[doc_fields.KEYWORDS] = item_keywords(generated, title, self.config.k_max)
             doc.update(self.provenance)
@@ -232,9 +241,6 @@ class _Copy:
         elif self.config.missing == "keep" and stored.get(doc_fields.KEYWORDS):
             doc.update({k: stored[k] for k in doc_fields.KEYWORD_FIELDS if k in stored})
             self.result.kept += 1
-        elif self.config.missing == "refuse":
-            self.failures.append(BulkFailure(item_id, 0, "no keywords (the item appeared after the coverage check)"))
-            return None
         else:
             doc[doc_fields.KEYWORDS] = item_keywords([], title, self.config.k_max)
             self.result.title_only += 1
@@ -250,20 +256,27 @@ class _Copy:
 
 def _copy(
     cluster: Cluster, source: str, target: str, keywords: Mapping[str, Sequence[str]], config: SyncConfig,
-    meta: dict, result: SyncResult, total: int, progress: bool,
+    meta: dict, result: SyncResult, progress: bool, notify: Notify,
 ) -> list[BulkFailure]:
+    """Write the documents; raise the coverage refusal (target deleted) or return rejections."""
     provenance = {
         doc_fields.ROUND: meta["round"],
         doc_fields.MODEL: meta["model"],
         doc_fields.UPDATED_AT: datetime.now(timezone.utc).isoformat(timespec="seconds"),
     }
     copy = _Copy(keywords, config, provenance, result)
+    total = _count(cluster, source)
     with tqdm(total=total, desc=f"sync -> {target}", unit="doc", disable=not progress, leave=False) as bar:
         written = bulk_write(
             cluster, copy.actions(cluster, source, target), chunk_size=config.chunk_size,
             on_chunk=lambda chunk: bar.update(chunk.sent),
         )
-    return copy.failures + written.failures
+    try:
+        _check_coverage(source, copy.seen, copy.missing, keywords, config, result, notify)
+    except InputError:
+        cluster.call(cluster.client.indices.delete, index=target)
+        raise
+    return written.failures
 
 
 def _verified(cluster: Cluster, source: str, target: str) -> bool:
@@ -345,13 +358,12 @@ def _write(
     plan: _Plan, result: SyncResult, progress: bool, notify: Notify,
 ) -> IndexVersion:
     """A verified copy of `source` with the keywords: resumed, reused, or written afresh."""
-    _coverage(cluster, source, keywords, config, result, notify)
     if plan.target is not None and plan.state == "verified" and _verified(cluster, source, plan.target.name):
         notify(f"{plan.target.name} was copied and verified before an interruption: swapping it in")
         return plan.target
     target = plan.target or _fresh_target(cluster, alias, source, result.round, meta)
     for attempt in (1, 2):
-        failures = _copy(cluster, source, target.name, keywords, config, meta, result, _count(cluster, source), progress)
+        failures = _copy(cluster, source, target.name, keywords, config, meta, result, progress, notify)
         if failures:
             cluster.call(cluster.client.indices.delete, index=target.name)
             raise SyncRejected(
