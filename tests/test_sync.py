@@ -18,7 +18,7 @@ from cogr_search.errors import CogrError, InputError
 from cogr_search.keywords import MAX_TERM_BYTES
 from cogr_search.opensearch.client import Cluster
 from cogr_search.opensearch.documents import item_keywords
-from cogr_search.opensearch.indices import alias_target, create_index, shape_of, versions, write_blocked
+from cogr_search.opensearch.indices import alias_target, shape_of, versions, write_blocked
 from cogr_search.opensearch.ingest import ingest_items
 from cogr_search.opensearch.shadow_build import item_index_from_opensearch
 from cogr_search.opensearch.sync import (

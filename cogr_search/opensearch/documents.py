@@ -6,7 +6,7 @@ the mapping in mappings/ and the documents written to it cannot drift apart.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Sequence
 from typing import Protocol
 
 from cogr_search.keywords import DEFAULT_K_MAX, fits_term_limit, normalize, representation
@@ -50,9 +50,3 @@ def item_document(item: ItemLike, keywords: Sequence[str] = (), k_max: int = DEF
         DESCRIPTION: item.description,
         KEYWORDS: item_keywords(keywords, item.title, k_max),
     }
-
-
-def index_actions(index: str, items: Iterable[ItemLike]) -> Iterator[dict]:
-    """Bulk `index` actions keyed by item id, so re-sending a document overwrites it."""
-    for item in items:
-        yield {"_op_type": "index", "_index": index, "_id": item.id, "_source": item_document(item)}
