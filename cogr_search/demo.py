@@ -167,6 +167,7 @@ def run_demo(settings: Settings, options: DemoOptions, echo: Echo) -> DemoResult
     echo(f"ingest: {report.documents_in_index} items in {options.index} -> {report.index}")
 
     run = _phase1(options, data, echo)
+    # a capped demo (max_items) writes keywords for part of the catalog: the rest keep their titles
     syncer = run_round_syncer(cluster, options.index)
     synced = syncer(0, run.item_keywords_path(0), run.model_tag(0))
     echo(f"sync: {options.index} -> {synced['index']} ({synced['with_keywords']} items with keywords, round 0)")

@@ -74,11 +74,11 @@ def _parse_row(path: Path, number: int, line: str) -> Row:
     if "keywords" not in obj:
         raise InputError(f"{where}: missing field 'keywords'")
     item_id, keywords = obj["id"], obj["keywords"]
-    if not isinstance(item_id, (str, int)) or isinstance(item_id, bool) or item_id == "":
+    if not isinstance(item_id, (str, int)) or isinstance(item_id, bool) or not str(item_id).strip():
         raise InputError(f"{where}: field 'id' must be a non-empty string")
     if not isinstance(keywords, list) or not all(isinstance(k, str) for k in keywords):
         raise InputError(f"{where}: field 'keywords' must be a list of strings")
-    return str(item_id), keywords
+    return str(item_id).strip(), keywords  # stripped like catalog ids (data.validate.identifier)
 
 
 def read_keyword_file(path: Path | str, tolerate_partial_tail: bool = False) -> dict[str, list[str]]:

@@ -71,26 +71,82 @@ def normalize(text: str) -> str:
     return _WHITESPACE_RUN.sub(" ", text[start:end])
 
 
+MAX_TERM_BYTES = 32766
+"""Lucene's limit on one indexed term (UTF-8 bytes): a longer keyword would make
+OpenSearch reject the whole document, so `term` cuts keywords (in practice: very long
+titles) to fit, here, once, for the shadow index and OpenSearch alike."""
+
+_TERMS: dict[str, str] = {}
+_TERMS_MAX = 1 << 20
+
+
+def fits_term_limit(keyword: str) -> bool:
+    """Whether a normalized keyword is short enough to be one indexed term."""
+    return len(keyword) * 4 <= MAX_TERM_BYTES or len(keyword.encode("utf-8")) <= MAX_TERM_BYTES
+
+
+def _fit(keyword: str) -> str:
+    if fits_term_limit(keyword):
+        return keyword
+    cut = keyword.encode("utf-8")[:MAX_TERM_BYTES].decode("utf-8", errors="ignore")
+    return normalize(cut)
+
+
+def _already_normal(text: str) -> bool:
+    """A cheap, exact test for the common case of a keyword already in normal form:
+    printable ASCII (NFKC leaves it alone, nothing invisible), no uppercase, letters or
+    digits at both ends (nothing to strip), single spaces, within the term limit."""
+    return (
+        text.isascii()
+        and text.isprintable()
+        and text[:1].isalnum()
+        and text[-1:].isalnum()
+        and "  " not in text
+        and len(text) <= MAX_TERM_BYTES
+        and text.lower() == text
+    )
+
+
+def term(text: str) -> str:
+    """`normalize(text)` cut to the term limit.
+
+    Keywords already in normal form (most generated ones) are returned as they are;
+    others are memoized, because rollouts and syncs repeat the same keywords endlessly
+    (a plain dict, cleared past ~1M entries, costs less than `lru_cache`'s bookkeeping).
+    """
+    if _already_normal(text):
+        return text
+    found = _TERMS.get(text)
+    if found is None:
+        if len(_TERMS) >= _TERMS_MAX:
+            _TERMS.clear()
+        found = _TERMS[text] = _fit(normalize(text))
+    return found
+
+
 def keyword_set(keywords: Iterable[str]) -> list[str]:
     """Normalize an already-split list, drop empties, de-duplicate keeping first order."""
-    seen: dict[str, None] = {}
-    for keyword in keywords:
-        norm = normalize(keyword)
-        if norm:
-            seen.setdefault(norm, None)
+    cache = _TERMS  # inline lookup first: this runs once per keyword of every rollout
+    seen = dict.fromkeys([cache[k] if k in cache else term(k) for k in keywords])
+    seen.pop("", None)
     return list(seen)
 
 
-def representation(keywords: Iterable[str], text: str, k_max: int | None = DEFAULT_K_MAX) -> list[str]:
-    """`S ∪ {normalize(text)}`: what an item (text = title) or query (text = q) matches with.
+def representation(keywords: Iterable[str], text: str | None, k_max: int | None = DEFAULT_K_MAX) -> list[str]:
+    """`S[:k_max] ∪ {normalize(text)}`: what an item (text = title) or query (text = q)
+    matches with (DESIGN.md section 1).
 
-    `S` is truncated to `k_max` first, as at serving time, so the shadow index and the
-    documents written to OpenSearch hold the same set.
+    The one definition used by the shadow index, sync, ingest and queries, so the
+    shadow index and the documents written to OpenSearch hold the same set. `S` is
+    truncated to `k_max` first, as at serving time; every keyword fits `MAX_TERM_BYTES`.
     """
     base = keyword_set(keywords)
     if k_max is not None:
         base = base[:k_max]
-    return keyword_set([*base, text])
+    text_term = term(text) if text else ""
+    if text_term and text_term not in base:
+        base.append(text_term)
+    return base
 
 
 @dataclass(frozen=True)

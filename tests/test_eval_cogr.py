@@ -15,7 +15,7 @@ from cogr_search.keyword_files import write_keyword_file
 from cogr_search.keywords import keyword_set
 from cogr_search.opensearch.client import Cluster
 from cogr_search.opensearch.ingest import ingest_items
-from cogr_search.opensearch.sync import sync_keywords
+from cogr_search.opensearch.sync import SyncConfig, sync_keywords
 
 pytestmark = pytest.mark.opensearch
 
@@ -37,7 +37,7 @@ def synced(cluster: Cluster, index_name: str, tmp_path: Path):
     dataset = load_dataset(sample_catalog_path())
     ingest_items(cluster, index_name, dataset.items.values(), progress=False)
     item_keywords = {iid: words(item.title) + bigrams(item.title) for iid, item in list(dataset.items.items())[:-20]}
-    sync_keywords(cluster, index_name, item_keywords, round_=1, model="test-rules", progress=False)
+    sync_keywords(cluster, index_name, item_keywords, round_=1, model="test-rules", config=SyncConfig(missing="title-only"), progress=False)
     query_file = tmp_path / "query_keywords.jsonl"
     rows = [(qid, words(q.text) + bigrams(q.text)) for qid, q in list(dataset.queries.items())[:-3]]
     write_keyword_file(query_file, rows)

@@ -168,6 +168,21 @@ def test_status_reports_running(node: NodeInfo) -> None:
     assert state.version is not None and state.version.startswith("2.19.")
 
 
+def test_a_record_whose_start_time_differs_is_not_the_node(node: NodeInfo) -> None:
+    # Same pid and command line, other start time: what a reused pid of a relaunched node
+    # would look like. The node must be neither reported nor signalled.
+    path = node.home / "node.json"
+    original = path.read_text()
+    record = json.loads(original)
+    assert record["create_time"] > 0
+    path.write_text(json.dumps({**record, "create_time": record["create_time"] - 3600}))
+    try:
+        assert local_node.status(node.home).running is False
+    finally:
+        path.write_text(original)
+    assert local_node.status(node.home).running is True
+
+
 def test_stop_ends_the_process(node: NodeInfo) -> None:
     assert local_node.stop(node.home) is True
     assert not _pid_alive(node.pid)

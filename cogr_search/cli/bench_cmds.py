@@ -10,7 +10,8 @@ from pathlib import Path
 
 import click
 
-from cogr_search.cli.options import emit_json, json_output, settings_from
+from cogr_search.cli.options import config_option, emit_json, json_output, settings_from
+from cogr_search.opensearch.sync import SyncConfig
 
 
 @click.group()
@@ -18,18 +19,40 @@ def bench() -> None:
     """Measure ingest, rewards, generation, sync and search speed on this machine."""
 
 
+port_option = click.option("--port", type=int, default=None, help="HTTP port of the throwaway node (default: a free one).")
+heap_option = click.option("--heap", default="1g", show_default=True)
+max_items_option = click.option("--max-items", type=int, default=None, help="Use only the first N items.")
+
+
 @bench.command("ingest")
 @click.option("--data", "data", required=True, type=click.Path(exists=True, file_okay=False, path_type=Path),
               help="Catalog directory (BEIR or WANDS layout).")
-@click.option("--port", type=int, default=9250, show_default=True, help="HTTP port of the throwaway node.")
-@click.option("--heap", default="1g", show_default=True)
-@click.option("--max-items", type=int, default=None, help="Index only the first N items.")
+@port_option
+@heap_option
+@max_items_option
 @json_output
-def ingest_bench(data: Path, port: int, heap: str, max_items: int | None, as_json: bool) -> None:
-    """Start a fresh local node and compare streaming_bulk with raw _bulk on DATA's items."""
+def ingest_bench(data: Path, port: int | None, heap: str, max_items: int | None, as_json: bool) -> None:
+    """Start a fresh local node and compare the bulk loop with raw _bulk on DATA's items."""
     from cogr_search.bench import ingest
 
     result = ingest.run(data, settings_from(), port=port, heap=heap, max_items=max_items)
+    _print(result, as_json)
+
+
+@bench.command("sync")
+@click.option("--data", "data", required=True, type=click.Path(exists=True, file_okay=False, path_type=Path),
+              help="Catalog directory (BEIR or WANDS layout).")
+@port_option
+@heap_option
+@max_items_option
+@config_option(SyncConfig, "chunk_size", type=click.IntRange(1, 10_000))
+@json_output
+def sync_bench(data: Path, port: int | None, heap: str, max_items: int | None, chunk_size: int, as_json: bool) -> None:
+    """Sync DATA's catalog with n-gram keywords on a fresh node, next to raw _bulk of the same documents."""
+    from cogr_search.bench import sync
+
+    result = sync.run(data, settings_from(), port=port, heap=heap, max_items=max_items,
+                      config=SyncConfig(chunk_size=chunk_size))
     _print(result, as_json)
 
 

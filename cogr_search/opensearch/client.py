@@ -9,6 +9,7 @@ one-line `ClusterUnreachable` naming the URL instead of a stack trace.
 from __future__ import annotations
 
 import json
+from types import SimpleNamespace
 from collections.abc import Callable
 from typing import TypeVar
 
@@ -78,7 +79,7 @@ class Cluster:
         retrying = Retrying(
             retry=retry_if_exception(is_transient),
             stop=stop_after_attempt(self.settings.opensearch_retries + 1),
-            wait=wait_exponential(multiplier=0.25, max=self.settings.opensearch_retry_max_wait_s),
+            wait=self._wait,
             reraise=False,
         )
         try:
@@ -89,6 +90,16 @@ class Cluster:
                 f"cannot reach OpenSearch at {self.url} after "
                 f"{self.settings.opensearch_retries + 1} attempts: {_one_line(cause)}"
             ) from cause
+
+    @property
+    def _wait(self) -> wait_exponential:
+        return wait_exponential(multiplier=0.25, max=self.settings.opensearch_retry_max_wait_s)
+
+    def backoff_s(self, attempt: int) -> float:
+        """Seconds to wait before retry number `attempt` (1-based): the same backoff as
+        `call`, for callers that retry part of a request (bulk items the cluster was too
+        busy to take)."""
+        return self._wait(SimpleNamespace(attempt_number=attempt))  # type: ignore[arg-type]
 
     def info(self) -> dict:
         """Cluster name and version; also the cheapest check that the cluster answers."""

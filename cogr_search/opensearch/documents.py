@@ -1,13 +1,27 @@
-"""The shape of an item document in OpenSearch (DESIGN.md section 3).
+"""The shape of an item document in OpenSearch (DESIGN.md section 3): field names and builders.
 
-Ingest, sync and the benchmarks all build documents here, so the mapping in mappings/
-and the documents written to it cannot drift apart.
+Ingest, sync, queries and the benchmarks all name fields and build documents here, so
+the mapping in mappings/ and the documents written to it cannot drift apart.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Sequence
 from typing import Protocol
+
+from cogr_search.keywords import DEFAULT_K_MAX, fits_term_limit, normalize, representation
+
+ID = "id"
+TITLE = "title"
+DESCRIPTION = "description"
+KEYWORDS = "cogr_keywords"
+KEYWORDS_TEXT = f"{KEYWORDS}.text"
+ROUND = "cogr_round"
+MODEL = "cogr_model"
+UPDATED_AT = "cogr_updated_at"
+CATALOG_FIELDS = (ID, TITLE, DESCRIPTION)
+PROVENANCE_FIELDS = (ROUND, MODEL, UPDATED_AT)
+KEYWORD_FIELDS = (KEYWORDS, *PROVENANCE_FIELDS)
 
 
 class ItemLike(Protocol):
@@ -16,12 +30,23 @@ class ItemLike(Protocol):
     description: str
 
 
-def item_document(item: ItemLike) -> dict:
-    """The catalog fields of one item; keyword fields are added by sync."""
-    return {"id": item.id, "title": item.title, "description": item.description}
+def item_keywords(keywords: Sequence[str], title: str, k_max: int | None = DEFAULT_K_MAX) -> list[str]:
+    """What `cogr_keywords` holds: `S_i[:k_max] ∪ {normalize(title)}`, the shadow index's set."""
+    return representation(keywords, title, k_max)
 
 
-def index_actions(index: str, items: Iterable[ItemLike]) -> Iterator[dict]:
-    """Bulk `index` actions keyed by item id, so re-sending a document overwrites it."""
-    for item in items:
-        yield {"_op_type": "index", "_index": index, "_id": item.id, "_source": item_document(item)}
+def title_is_cut(title: str) -> bool:
+    """Whether the title keyword had to be cut to fit the keyword field's term limit."""
+    return bool(title) and not fits_term_limit(normalize(title))
+
+
+def item_document(item: ItemLike, keywords: Sequence[str] = (), k_max: int = DEFAULT_K_MAX) -> dict:
+    """A complete item document: catalog fields plus `cogr_keywords` (title-only when no
+    keywords were generated), so a document matches on its title from the moment it is
+    written, as the shadow index assumes."""
+    return {
+        ID: item.id,
+        TITLE: item.title,
+        DESCRIPTION: item.description,
+        KEYWORDS: item_keywords(keywords, item.title, k_max),
+    }

@@ -1,11 +1,15 @@
-"""Creating the template, the first index version and the alias; swapping versions.
+"""Creating index versions and the alias; swapping versions; checking what a version holds.
 
 Readers always use the alias; writers create a new concrete version and swap the alias
-in one `POST _aliases` call, so searches never see a half-written index.
+in one `POST _aliases` call, so searches never see a half-written index. Every version
+is created with the explicit body of mappings/ and then checked: if an index template
+of someone else's changed its mapping or aliases, the version is deleted again and the
+template named, rather than served with a different mapping.
 """
 
 from __future__ import annotations
 
+import fnmatch
 from dataclasses import dataclass
 
 from opensearchpy import exceptions as os_exc
@@ -15,9 +19,10 @@ from cogr_search.opensearch.client import Cluster
 from cogr_search.opensearch.mappings import (
     IndexVersion,
     check_alias_name,
-    index_template,
+    index_body,
+    item_properties,
+    legacy_template_name,
     next_version,
-    template_name,
 )
 
 
@@ -30,13 +35,12 @@ class AliasState:
     created: bool
 
 
-def put_template(cluster: Cluster, alias: str) -> None:
-    """Install (or refresh) the composable index template for `alias`'s versions."""
-    cluster.call(
-        cluster.client.indices.put_index_template,
-        name=template_name(alias),
-        body=index_template(alias),
-    )
+@dataclass(frozen=True)
+class Shape:
+    """Shard and replica counts a new version copies from the one it replaces."""
+
+    shards: int
+    replicas: int
 
 
 def alias_target(cluster: Cluster, alias: str) -> str | None:
@@ -52,19 +56,67 @@ def alias_target(cluster: Cluster, alias: str) -> str | None:
 
 
 def versions(cluster: Cluster, alias: str) -> list[IndexVersion]:
-    """All concrete versions of `alias` that exist, oldest (lowest n) first."""
+    """All concrete versions of `alias` that exist, oldest (lowest n) first.
+
+    `NAME-r*` also lists the versions of an alias `NAME-rugs`; the exact pattern
+    `NAME-r<round>-<n>` keeps only this alias's own.
+    """
     try:
-        names = cluster.call(cluster.client.indices.get, index=f"{alias}-r*", expand_wildcards="open")
+        names = cluster.call(cluster.client.indices.get, index=f"{alias}-r*", expand_wildcards="open,closed")
     except os_exc.NotFoundError:
         return []
     parsed = (IndexVersion.parse(alias, name) for name in names)
     return sorted((v for v in parsed if v is not None), key=lambda v: v.n)
 
 
-def create_version(cluster: Cluster, alias: str, round_: int) -> IndexVersion:
-    """Create an empty new version for `round_` (the template gives it the mapping)."""
+def shape_of(cluster: Cluster, index: str) -> Shape:
+    """The shard and replica counts of an existing index."""
+    found = cluster.call(cluster.client.indices.get_settings, index=index, name="index.number_of_*")
+    settings = found[index]["settings"]["index"]
+    return Shape(int(settings["number_of_shards"]), int(settings["number_of_replicas"]))
+
+
+def _templates_matching(cluster: Cluster, name: str) -> list[str]:
+    try:
+        found = cluster.call(cluster.client.indices.get_index_template)
+    except os_exc.NotFoundError:
+        return []
+    return sorted(
+        t["name"]
+        for t in found.get("index_templates", [])
+        if any(fnmatch.fnmatchcase(name, p) for p in t["index_template"].get("index_patterns", []))
+    )
+
+
+def _check_created(cluster: Cluster, name: str, shape: Shape | None) -> None:
+    """The new index holds exactly mappings/'s fields, the shape asked for, and no alias."""
+    found = cluster.call(cluster.client.indices.get, index=name)[name]
+    problems = []
+    if found.get("mappings", {}).get("properties", {}) != item_properties():
+        problems.append("its mapping differs from mappings/")
+    if found.get("aliases"):
+        problems.append(f"it was given aliases {sorted(found['aliases'])}")
+    index = found["settings"]["index"]
+    if shape and (int(index["number_of_shards"]), int(index["number_of_replicas"])) != (shape.shards, shape.replicas):
+        problems.append("its shard or replica count differs")
+    if problems:
+        cluster.call(cluster.client.indices.delete, index=name)
+        templates = ", ".join(_templates_matching(cluster, name)) or "none found"
+        raise CogrError(
+            f"new index {name}: {'; '.join(problems)} (index templates matching it: {templates}); "
+            "deleted it again: exclude the pattern from those templates"
+        )
+
+
+def create_version(cluster: Cluster, alias: str, round_: int, shape: Shape | None = None, **index_settings: object) -> IndexVersion:
+    """Create an empty new version for `round_` with the explicit body of mappings/.
+
+    `shape` (default: the file's counts) is the source version's shards and replicas.
+    """
     version = next_version(alias, [v.name for v in versions(cluster, alias)], round_)
-    cluster.call(cluster.client.indices.create, index=version.name)
+    body = index_body(shape.shards if shape else None, shape.replicas if shape else None, **index_settings)
+    cluster.call(cluster.client.indices.create, index=version.name, body=body)
+    _check_created(cluster, version.name, shape)
     return version
 
 
@@ -78,12 +130,31 @@ def swap_alias(cluster: Cluster, alias: str, new_index: str) -> str | None:
     return old
 
 
+def set_write_block(cluster: Cluster, index: str, blocked: bool) -> None:
+    """Block (or allow) writes to `index`; sync blocks its source for the copy."""
+    cluster.call(cluster.client.indices.put_settings, index=index, body={"index": {"blocks": {"write": blocked or None}}})
+
+
+def write_blocked(cluster: Cluster, index: str) -> bool:
+    found = cluster.call(cluster.client.indices.get_settings, index=index, name="index.blocks.write")
+    return str(found.get(index, {}).get("settings", {}).get("index", {}).get("blocks", {}).get("write")) == "true"
+
+
+def _drop_legacy_template(cluster: Cluster, alias: str) -> None:
+    """Earlier releases installed `cogr-<alias>` matching `<alias>-r*`; it must not apply
+    to new versions (nor to another alias's), so it goes."""
+    try:
+        cluster.call(cluster.client.indices.delete_index_template, name=legacy_template_name(alias))
+    except os_exc.NotFoundError:
+        pass
+
+
 def create_index(cluster: Cluster, alias: str) -> AliasState:
-    """Template + first version + alias; running it again changes nothing."""
+    """First version + alias; running it again changes nothing."""
     check_alias_name(alias)
     if cluster.call(cluster.client.indices.exists, index=alias) and alias_target(cluster, alias) is None:
         raise CogrError(f"{alias!r} is a concrete index, not an alias; choose another --index name")
-    put_template(cluster, alias)
+    _drop_legacy_template(cluster, alias)
     current = alias_target(cluster, alias)
     if current is not None:
         return AliasState(alias, current, created=False)

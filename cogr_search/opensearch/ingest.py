@@ -1,12 +1,16 @@
 """Bulk-loading a catalog's items into the index behind an alias.
 
 Resumable by construction: the document `_id` is the item id, so a rerun after a crash
-(or on an updated catalog) sends the same documents again and converges. Two modes:
-- `index` while no document of the index carries keywords yet (a first load, or a
-  resumed one): plain `index` actions, the fastest bulk path;
-- `upsert` once a sync has written keywords: `update` with `doc_as_upsert`, which touches
-  only `id`, `title` and `description`, so `cogr_keywords` and provenance survive a
-  re-ingest, and unchanged documents are no-ops.
+(or on an updated catalog) sends the same documents again and converges. Every document
+is written whole, with `cogr_keywords` (DESIGN.md section 1), so an item matches on its
+title from the moment it is loaded, as the shadow index assumes. Two modes:
+- `index` while no document carries synced keywords (a first load, or a resumed one):
+  plain `index` actions with title-only keywords, the fastest bulk path;
+- `upsert` once a sync has written keywords: each chunk's stored documents are read
+  (`mget`) and merged, so synced keywords and provenance survive a re-ingest (with the
+  title keyword replaced when the title changed), unchanged documents are not sent,
+  and items new to the index get their title keyword like any other.
+All writes go through the one bulk loop (`opensearch.bulk`), behind the client's retries.
 """
 
 from __future__ import annotations
@@ -14,19 +18,21 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from itertools import islice
 
-from opensearchpy import exceptions as os_exc
-from opensearchpy import helpers
 from tqdm import tqdm
 
-from cogr_search.errors import CogrError
-from cogr_search.opensearch.client import Cluster, ClusterUnreachable
-from cogr_search.opensearch.documents import ItemLike, item_document
+from cogr_search.keywords import term
+from cogr_search.opensearch import documents as doc_fields
+from cogr_search.opensearch.bulk import BulkFailure, BulkResult, bulk_write
+from cogr_search.opensearch.client import Cluster
+from cogr_search.opensearch.documents import ItemLike, item_document, item_keywords
 from cogr_search.opensearch.indices import alias_target, create_index
 
 CHUNK_SIZE = 500
 MAX_REPORTED_FAILURES = 5
 MAX_ID_BYTES = 512  # OpenSearch rejects the whole _bulk request over a longer _id
+BLOCKED_HINT = "writes are blocked while a sync copies this version (or one was interrupted: rerun that sync)"
 
 
 @dataclass
@@ -69,28 +75,11 @@ class IngestReport:
         }
 
 
-def index_actions(index: str, items: Iterable[ItemLike]) -> Iterator[dict]:
-    """Whole-document writes keyed by item id: a rerun overwrites with the same content."""
-    for item in items:
-        yield {"_op_type": "index", "_index": index, "_id": item.id, "_source": item_document(item)}
-
-
-def upsert_actions(index: str, items: Iterable[ItemLike]) -> Iterator[dict]:
-    """Idempotent bulk actions: a rerun converges and leaves keyword fields alone."""
-    for item in items:
-        yield {
-            "_op_type": "update",
-            "_index": index,
-            "_id": item.id,
-            "doc": item_document(item),
-            "doc_as_upsert": True,
-        }
-
-
-def _fail(report: IngestReport, item_id: str, reason: str) -> None:
+def _fail(report: IngestReport, failure: BulkFailure) -> None:
     report.failed += 1
     if len(report.failures) < MAX_REPORTED_FAILURES:
-        report.failures.append(f"{item_id[:80]}: {reason}")
+        hint = f" ({BLOCKED_HINT})" if "cluster_block_exception" in failure.reason else ""
+        report.failures.append(f"{failure.id[:80]}: {failure.reason}{hint}")
 
 
 def _sendable(report: IngestReport, items: Iterable[ItemLike], bar: tqdm) -> Iterator[ItemLike]:
@@ -100,32 +89,57 @@ def _sendable(report: IngestReport, items: Iterable[ItemLike], bar: tqdm) -> Ite
         size = len(item.id.encode("utf-8"))
         if size > MAX_ID_BYTES:
             report.items += 1
-            _fail(report, item.id, f"id is {size} bytes; OpenSearch allows at most {MAX_ID_BYTES}")
+            _fail(report, BulkFailure(item.id, 400, f"id is {size} bytes; OpenSearch allows at most {MAX_ID_BYTES}"))
             bar.update(1)
             continue
         yield item
 
 
-def has_keywords(cluster: Cluster, index: str) -> bool:
-    """Whether any document already carries synced keywords (then upserts must keep them)."""
-    body = {"query": {"exists": {"field": "cogr_keywords"}}}
+def has_synced_keywords(cluster: Cluster, index: str) -> bool:
+    """Whether any document carries keywords a sync wrote (then re-ingest must keep them)."""
+    body = {"query": {"exists": {"field": doc_fields.ROUND}}}
     return cluster.call(cluster.client.count, index=index, body=body)["count"] > 0
 
 
-def _record(report: IngestReport, ok: bool, info: dict) -> None:
-    outcome = next(iter(info.values()), {}) if info else {}
-    if ok:
-        result = outcome.get("result")
-        if result == "created":
-            report.created += 1
-        elif result == "noop":
-            report.unchanged += 1
-        else:
-            report.updated += 1
-        return
-    error = outcome.get("error", {})
-    reason = error.get("reason", error) if isinstance(error, dict) else error
-    _fail(report, str(outcome.get("_id", "?")), str(reason))
+def merged_document(item: ItemLike, stored: dict | None) -> dict:
+    """The item's catalog fields over its stored document's keyword fields.
+
+    The stored title keyword is replaced by the new title's when the title changed;
+    a new item gets title-only keywords.
+    """
+    if not stored or not stored.get(doc_fields.KEYWORDS):
+        return item_document(item)
+    doc = {**item_document(item), **{k: stored[k] for k in doc_fields.KEYWORD_FIELDS if k in stored}}
+    old_title = term(stored.get(doc_fields.TITLE) or "")
+    kept = [k for k in stored[doc_fields.KEYWORDS] if k != old_title or old_title == term(item.title)]
+    doc[doc_fields.KEYWORDS] = item_keywords(kept, item.title, k_max=None)  # stored sets are already cut
+    return doc
+
+
+class _Writer:
+    """Turns items into bulk actions for one mode, counting what needs no write."""
+
+    def __init__(self, cluster: Cluster, index: str, mode: str, chunk_size: int) -> None:
+        self.cluster, self.index, self.mode, self.chunk_size = cluster, index, mode, chunk_size
+        self.unchanged = 0
+
+    def _action(self, item_id: str, doc: dict) -> dict:
+        return {"_op_type": "index", "_index": self.index, "_id": item_id, "_source": doc}
+
+    def actions(self, items: Iterable[ItemLike]) -> Iterator[dict]:
+        if self.mode == "index":
+            yield from (self._action(item.id, item_document(item)) for item in items)
+            return
+        iterator = iter(items)
+        while batch := list(islice(iterator, self.chunk_size)):
+            found = self.cluster.call(self.cluster.client.mget, index=self.index, body={"ids": [i.id for i in batch]})
+            stored = {d["_id"]: d["_source"] for d in found["docs"] if d.get("found")}
+            for item in batch:
+                doc = merged_document(item, stored.get(item.id))
+                if stored.get(item.id) == doc:
+                    self.unchanged += 1
+                    continue
+                yield self._action(item.id, doc)
 
 
 def ingest_items(
@@ -144,33 +158,19 @@ def ingest_items(
     started = time.perf_counter()
     state = create_index(cluster, alias)
     index = alias_target(cluster, alias) or state.index
-    mode = "upsert" if has_keywords(cluster, index) else "index"
+    mode = "upsert" if has_synced_keywords(cluster, index) else "index"
     report = IngestReport(alias=alias, index=index, alias_created=state.created, mode=mode)
-    make_actions = upsert_actions if mode == "upsert" else index_actions
-    bar = tqdm(total=total, desc=f"ingest -> {alias}", unit="item", disable=not progress, leave=False)
-    stream = helpers.streaming_bulk(
-        cluster.client,
-        make_actions(index, _sendable(report, items, bar)),
-        chunk_size=chunk_size,
-        max_retries=3,
-        initial_backoff=1,
-        raise_on_error=False,
-        raise_on_exception=True,
-    )
-    try:
-        for ok, info in stream:
-            report.items += 1
-            _record(report, ok, info)
-            bar.update(1)
-    except (os_exc.ConnectionError, os_exc.ConnectionTimeout) as err:
-        raise ClusterUnreachable(
-            f"OpenSearch at {cluster.url} stopped answering after {report.items} items ({err.__class__.__name__}); "
-            "rerun the same command to resume"
-        ) from err
-    except os_exc.TransportError as err:
-        raise CogrError(f"bulk load into {index} failed: {err.status_code} {err.error}") from err
-    finally:
-        bar.close()
+    writer = _Writer(cluster, index, mode, chunk_size)
+    with tqdm(total=total, desc=f"ingest -> {alias}", unit="item", disable=not progress, leave=False) as bar:
+        def on_chunk(chunk: BulkResult) -> None:
+            bar.update(chunk.sent)
+
+        result = bulk_write(cluster, writer.actions(_sendable(report, items, bar)), chunk_size, on_chunk)
+    report.items += result.sent + writer.unchanged
+    report.created, report.updated = result.created, result.updated + result.noop
+    report.unchanged = writer.unchanged
+    for failure in result.failures:
+        _fail(report, failure)
     cluster.call(cluster.client.indices.refresh, index=index)
     report.documents_in_index = cluster.call(cluster.client.count, index=index)["count"]
     report.seconds = time.perf_counter() - started

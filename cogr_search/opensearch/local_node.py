@@ -8,8 +8,10 @@ it in the background, and keeps a record of it in ``<home>/node.json`` so that a
 process (the CLI, the test fixture, a benchmark) can find, reuse or stop exactly that
 node.
 
-Only the standard library is used, so this works on a host without the ML stack and
-before ``opensearch-py`` is installed.
+Process identity, waiting and signalling use psutil (a record also holds the node's
+start time, so a pid reused by another program is never mistaken for the node), the
+build and start locks are filelock's, and readiness is asked through the opensearch-py
+client, all core dependencies of the package (no ML stack needed).
 
 Layout of a node home::
 
@@ -24,22 +26,24 @@ from __future__ import annotations
 import contextlib
 import datetime as _dt
 import errno
-import fcntl
 import json
 import os
 import re
 import shutil
-import signal
 import socket
 import subprocess
 import sys
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import psutil
+from filelock import FileLock
+from opensearchpy import OpenSearch
+from opensearchpy import exceptions as os_exc
+
+from cogr_search.atomic import atomic_open
 from cogr_search.errors import CogrError
 
 __all__ = [
@@ -139,14 +143,10 @@ def _needs_build(jar: Path) -> bool:
 
 @contextlib.contextmanager
 def _file_lock(path: Path) -> Iterator[None]:
-    """An exclusive advisory lock, so that concurrent callers build or start only once."""
+    """An exclusive lock (filelock), so that concurrent callers build or start only once."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "a+b") as handle:
-        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+    with FileLock(str(path)):
+        yield
 
 
 def ensure_built(quiet: bool = True) -> Path:
@@ -216,16 +216,6 @@ def _run_logged(cmd: list[str], log_path: Path, echo: bool) -> int:
 # --------------------------------------------------------------------------- processes
 
 
-def _proc_state(pid: int) -> str | None:
-    """The one-letter state from /proc/<pid>/stat, or None where /proc does not tell."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    # The command name is in parentheses and may hold spaces: the state follows the last ')'.
-    return stat.rsplit(")", 1)[-1].split()[0]
-
-
 def _reap(pid: int) -> None:
     """Collect the exit status of a node this process started, so it is no zombie.
 
@@ -236,50 +226,43 @@ def _reap(pid: int) -> None:
         _CHILDREN.pop(pid, None)
 
 
-def _alive(pid: int) -> bool:
-    """Whether ``pid`` is a live process (a zombie counts as dead)."""
+def _process(pid: int) -> psutil.Process | None:
+    """The live process ``pid`` (a zombie counts as dead; one we may not inspect too)."""
     if pid <= 0:
-        return False
+        return None
     _reap(pid)
     try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        pass  # exists, owned by someone else
-    return _proc_state(pid) != "Z"
+        proc = psutil.Process(pid)
+        return None if proc.status() == psutil.STATUS_ZOMBIE else proc
+    except psutil.Error:
+        return None
 
 
-def _cmdline(pid: int) -> list[str]:
-    """The argv of ``pid``: from /proc on Linux, from ``ps`` elsewhere; [] if unknown."""
+def _our_node(record: dict, home: Path) -> psutil.Process | None:
+    """The recorded process if it is *this* home's launcher, not a process that reused the pid.
+
+    Identity: the same start time as recorded (when the record has one) and the
+    launcher's main class with this ``--home`` on its command line.
+    """
+    proc = _process(int(record["pid"]))
+    if proc is None:
+        return None
     try:
-        raw = Path(f"/proc/{pid}/cmdline").read_bytes()
-        return [a.decode(errors="replace") for a in raw.split(b"\0") if a]
-    except FileNotFoundError:
-        if Path("/proc/self").exists():
-            return []  # Linux, and the process is gone
-    except OSError:
-        return []
-    try:
-        out = subprocess.run(
-            ["ps", "-o", "command=", "-p", str(pid)], capture_output=True, text=True, timeout=5, check=False
-        ).stdout
-    except (OSError, subprocess.SubprocessError):
-        return []
-    return out.split()
-
-
-def _is_our_node(pid: int, home: Path) -> bool:
-    """Whether ``pid`` is the launcher of *this* home, not a process that reused the pid."""
-    argv = _cmdline(pid)
+        created = record.get("create_time")
+        if created is not None and abs(proc.create_time() - float(created)) > 1.0:
+            return None
+        argv = proc.cmdline()
+    except psutil.Error:
+        return None
     if MAIN_CLASS not in argv:
-        return False
+        return None
     if "--home" in argv:
         i = argv.index("--home")
         if i + 1 < len(argv):
             with contextlib.suppress(OSError):
-                return Path(argv[i + 1]).resolve() == home
-    return True
+                if Path(argv[i + 1]).resolve() != home:
+                    return None
+    return proc
 
 
 def _port_free(port: int) -> bool:
@@ -302,30 +285,30 @@ def _port_free(port: int) -> bool:
 # --------------------------------------------------------------------------- HTTP
 
 
-def _get_json(url: str, timeout: float) -> dict | None:
-    """GET ``url`` and decode JSON; None on any connection or HTTP error."""
-    try:
-        with urllib.request.urlopen(url, timeout=timeout) as resp:  # noqa: S310 (loopback only)
-            return json.loads(resp.read().decode("utf-8"))
-    except (urllib.error.URLError, OSError, ValueError):
-        return None
+def _client(url: str, timeout: float) -> OpenSearch:
+    """A client for readiness checks: one attempt per call, the caller polls."""
+    return OpenSearch(hosts=[url], timeout=timeout, max_retries=0, retry_on_timeout=False)
 
 
 def _version(url: str, timeout: float = 3.0) -> str | None:
-    body = _get_json(url.rstrip("/") + "/", timeout)
-    if not body:
+    """The node's version number, or None while it does not answer."""
+    try:
+        return str(_client(url, timeout).info()["version"]["number"])
+    except (os_exc.OpenSearchException, KeyError, TypeError):
         return None
-    return (body.get("version") or {}).get("number")
 
 
 def _health_ok(url: str, wait_s: float) -> bool:
     """Ask the cluster to reach yellow within ``wait_s``; True once it has."""
     wait_ms = max(100, int(wait_s * 1000))
-    body = _get_json(
-        f"{url.rstrip('/')}/_cluster/health?wait_for_status=yellow&timeout={wait_ms}ms",
-        timeout=wait_s + 5.0,
-    )
-    return bool(body) and not body.get("timed_out", True) and body.get("status") in ("yellow", "green")
+    # the wait goes in the path: opensearch-py would take a `timeout` param for its own socket timeout
+    try:
+        body = _client(url, wait_s + 5.0).transport.perform_request(
+            "GET", f"/_cluster/health?wait_for_status=yellow&timeout={wait_ms}ms"
+        )
+    except os_exc.OpenSearchException:
+        return False  # unreachable yet, or 408: not yellow within the wait
+    return not body.get("timed_out", True) and body.get("status") in ("yellow", "green")
 
 
 # --------------------------------------------------------------------------- record
@@ -348,10 +331,8 @@ def _read_record(home: Path) -> dict | None:
 
 def _write_record(home: Path, record: dict) -> None:
     """Write node.json atomically, so a reader never sees half of it."""
-    path = _record_path(home)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(record, indent=2) + "\n")
-    os.replace(tmp, path)
+    with atomic_open(_record_path(home)) as out:
+        out.write(json.dumps(record, indent=2) + "\n")
 
 
 def _remove_record(home: Path) -> None:
@@ -450,7 +431,8 @@ def _reuse_existing(home: Path, timeout: float) -> NodeInfo | None:
         _remove_record(home)  # absent, or unreadable and so useless
         return None
     pid = int(record["pid"])
-    if not (_alive(pid) and _is_our_node(pid, home)):
+    node = _our_node(record, home)
+    if node is None:
         _remove_record(home)
         return None
     # Alive and ours: it answers at once unless it is still recovering; give it the
@@ -460,10 +442,10 @@ def _reuse_existing(home: Path, timeout: float) -> NodeInfo | None:
         remaining = deadline - time.monotonic()
         if _health_ok(str(record["url"]), min(5.0, max(remaining, 0.1))):
             return _info_from_record(home, record)
-        if remaining <= 0 or not _alive(pid):
+        if remaining <= 0 or not node.is_running():
             break
         time.sleep(POLL_INTERVAL_S)
-    if _alive(pid):
+    if node.is_running():
         raise LocalNodeError(
             f"the node of {home} (pid {pid}) runs but does not answer at {record['url']}; "
             f"stop it first (see {home / 'logs'})"
@@ -506,11 +488,14 @@ def _launch(home: Path, port: int, heap: str, timeout: float, java: str, jar: Pa
     try:
         url = _wait_started(proc, out_path, port, started + timeout, timeout)
     except BaseException:
-        _terminate(proc.pid, grace=20.0)
+        node = _process(proc.pid)
+        if node is not None:
+            _terminate(node, grace=20.0)
         raise
     start_seconds = time.monotonic() - started
     record = {
         "pid": proc.pid,
+        "create_time": psutil.Process(proc.pid).create_time(),
         "port": port,
         "url": url,
         "started_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
@@ -551,31 +536,27 @@ def _wait_started(proc: subprocess.Popen[bytes], out_path: Path, port: int, dead
 # --------------------------------------------------------------------------- stop
 
 
-def _wait_gone(pid: int, seconds: float) -> bool:
-    deadline = time.monotonic() + seconds
-    while True:
-        proc = _CHILDREN.get(pid)
-        if proc is not None:
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                proc.wait(timeout=min(POLL_INTERVAL_S, max(deadline - time.monotonic(), 0.0)))
-        if not _alive(pid):
-            _CHILDREN.pop(pid, None)
-            return True
-        if time.monotonic() >= deadline:
-            return False
-        if proc is None:
-            time.sleep(POLL_INTERVAL_S)
+def _wait_gone(node: psutil.Process, seconds: float) -> bool:
+    """Wait up to ``seconds`` for the node to exit (reaping it if it is our child)."""
+    try:
+        node.wait(timeout=seconds)
+    except psutil.TimeoutExpired:
+        return False
+    except psutil.NoSuchProcess:
+        pass
+    _CHILDREN.pop(node.pid, None)
+    return True
 
 
-def _terminate(pid: int, grace: float) -> bool:
+def _terminate(node: psutil.Process, grace: float) -> bool:
     """SIGTERM (the launcher's shutdown hook closes the node), SIGKILL after ``grace``."""
-    with contextlib.suppress(ProcessLookupError):
-        os.kill(pid, signal.SIGTERM)
-    if _wait_gone(pid, grace):
+    with contextlib.suppress(psutil.NoSuchProcess):
+        node.terminate()
+    if _wait_gone(node, grace):
         return True
-    with contextlib.suppress(ProcessLookupError):
-        os.kill(pid, signal.SIGKILL)
-    return _wait_gone(pid, 10.0)
+    with contextlib.suppress(psutil.NoSuchProcess):
+        node.kill()
+    return _wait_gone(node, 10.0)
 
 
 def stop(home: Path, timeout: float = 60) -> bool:
@@ -595,10 +576,11 @@ def stop(home: Path, timeout: float = 60) -> bool:
             _remove_record(home)
             return False
         pid = int(record["pid"])
-        if not (_alive(pid) and _is_our_node(pid, home)):
+        node = _our_node(record, home)
+        if node is None:
             _remove_record(home)
             return False
-        if not _terminate(pid, grace=timeout):
+        if not _terminate(node, grace=timeout):
             raise LocalNodeError(f"the OpenSearch node of {home} (pid {pid}) did not exit after SIGKILL")
         _remove_record(home)
         return True
@@ -619,7 +601,7 @@ def status(home: Path) -> NodeStatus:
     if record is None:
         return NodeStatus(running=False, pid=None, url=None, version=None)
     pid = int(record["pid"])
-    if not (_alive(pid) and _is_our_node(pid, home)):
+    if _our_node(record, home) is None:
         return NodeStatus(running=False, pid=None, url=None, version=None)
     url = str(record["url"])
     return NodeStatus(running=True, pid=pid, url=url, version=_version(url))

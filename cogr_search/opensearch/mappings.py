@@ -1,20 +1,25 @@
-"""The index template of mappings/ and the names of versioned indices behind an alias.
+"""The index body of mappings/ and the names of versioned indices behind an alias.
 
-Each alias NAME is served by concrete indices `NAME-r<round>-<n>` (DESIGN.md section 3);
-the template matches `NAME-r*` so every version gets the same mapping.
+Each alias NAME is served by concrete indices `NAME-r<round>-<n>` (DESIGN.md section 3).
+Every version is created with the full body from mappings/ (settings, analysis,
+mappings) in the create request itself, not through an index template: a template
+matching `NAME-r*` would also match the versions of an alias `NAME-rugs`, and a user's
+higher-priority template could silently change what a version holds.
 """
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 from cogr_search.errors import CogrError
 
-TEMPLATE_FILE = "cogr-items.json"
+BODY_FILE = "cogr-items.json"
 _VERSION_RE = r"^{alias}-r(\d+)-(\d+)$"
 _NAME_RE = re.compile(r"^[a-z0-9][a-z0-9_.-]*$")
 
@@ -25,21 +30,34 @@ def mappings_dir() -> Path:
     return Path(override) if override else Path(__file__).resolve().parents[2] / "mappings"
 
 
-def template_name(alias: str) -> str:
+def legacy_template_name(alias: str) -> str:
+    """The index template earlier releases installed for `alias` (removed on sight)."""
     return f"cogr-{alias}"
 
 
-def index_template(alias: str) -> dict:
-    """The template body for `alias`, read from mappings/ and scoped to its versions."""
-    body = json.loads((mappings_dir() / TEMPLATE_FILE).read_text())
+@lru_cache(maxsize=4)
+def _body_file(path: Path) -> dict:
+    body = json.loads(path.read_text())
     body.pop("_comment", None)
-    body["index_patterns"] = [f"{alias}-r*"]
+    return body
+
+
+def index_body(shards: int | None = None, replicas: int | None = None, **index_settings: object) -> dict:
+    """The create-index body for one version: mappings/ with these shard and replica
+    counts (default: the file's) and any extra `index.*` settings (e.g. refresh_interval)."""
+    body = copy.deepcopy(_body_file(mappings_dir() / BODY_FILE))
+    index = body["settings"]["index"]
+    if shards is not None:
+        index["number_of_shards"] = shards
+    if replicas is not None:
+        index["number_of_replicas"] = replicas
+    index.update(index_settings)
     return body
 
 
 def item_properties() -> dict:
     """Field mappings of an item document, for checks and for tests."""
-    return index_template("x")["template"]["mappings"]["properties"]
+    return index_body()["mappings"]["properties"]
 
 
 def check_alias_name(alias: str) -> None:

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-KEYWORD_FIELD = "cogr_keywords"
-TEXT_FIELD = "cogr_keywords.text"
+from cogr_search.opensearch.documents import KEYWORDS as KEYWORD_FIELD
+from cogr_search.opensearch.documents import KEYWORDS_TEXT as TEXT_FIELD
 
 
 def keyword_query(keywords: Sequence[str], filters: list[dict] | None = None) -> dict:

@@ -1,14 +1,20 @@
 """Writing a round's item keywords into OpenSearch as a new index version.
 
-A sync never edits the index readers use. It copies every document of the alias's
-current version into a fresh `<alias>-r<round>-<n>` with `cogr_keywords` and provenance
-filled in, checks the copy is complete, and only then swaps the alias in one atomic
-`POST _aliases`. The old version stays for rollback until pruned.
+A sync never edits the index readers use. It blocks writes to the alias's current
+version (the source), checks that the keywords cover its items, copies every document
+into a fresh `<alias>-r<round>-<n>` (created with mappings/ and the source's shard and
+replica counts) with `cogr_keywords` and provenance filled in, verifies the copy, and
+only then swaps the alias in one atomic `POST _aliases` and lifts the block. The old
+version stays for rollback until pruned.
 
-Crash safety: the new version carries `_meta.cogr_sync.state = "writing"` until the copy
-is verified. A rerun with the same source and the same keywords finds that version and
-writes into it again (documents are keyed by item id, so re-sending converges) instead of
-starting over or leaving half-written indices behind.
+Crash safety rests on the version's `_meta.cogr_sync` record (state, source, round,
+fingerprint of keywords and options):
+- `writing`: a rerun of the same sync writes into it again (documents are keyed by item
+  id, so re-sending converges); any other sync deletes it as abandoned;
+- `verified`: the copy is complete; a rerun re-checks the count and swaps;
+- `complete`: swapped in; a rerun of the same sync has nothing to do.
+A document the cluster rejects stops the sync before the swap; the half-written
+version is deleted and the alias is untouched.
 """
 
 from __future__ import annotations
@@ -16,23 +22,60 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
+from typing import Literal
 
-from opensearchpy import helpers
+from opensearchpy import exceptions as os_exc
+from pydantic import BaseModel, ConfigDict, Field
 from tqdm import tqdm
 
-from cogr_search.errors import CogrError
-from cogr_search.keywords import DEFAULT_K_MAX, representation
-from cogr_search.opensearch.client import Cluster
-from cogr_search.opensearch.indices import alias_target, put_template, swap_alias, versions
-from cogr_search.opensearch.mappings import IndexVersion, next_version
+from cogr_search.errors import CogrError, InputError
+from cogr_search.keywords import DEFAULT_K_MAX
+from cogr_search.opensearch import documents as doc_fields
+from cogr_search.opensearch.bulk import BulkFailure, bulk_write, scan
+from cogr_search.opensearch.client import Cluster, ClusterUnreachable
+from cogr_search.opensearch.documents import item_keywords, title_is_cut
+from cogr_search.opensearch.indices import (
+    alias_target,
+    create_version,
+    set_write_block,
+    shape_of,
+    swap_alias,
+    versions,
+    write_blocked,
+)
+from cogr_search.opensearch.mappings import IndexVersion
 
 SYNC_META = "cogr_sync"
+Missing = Literal["refuse", "keep", "title-only"]
+Notify = Callable[[str], None]
+SAMPLE = 10
 
 
-@dataclass(frozen=True)
+class SyncConfig(BaseModel):
+    """How a sync treats the catalog and the versions it leaves; the `sync` flags' defaults."""
+
+    model_config = ConfigDict(frozen=True)
+
+    k_max: int = Field(DEFAULT_K_MAX, ge=1, description="Keywords per item kept at serving time.")
+    keep: int = Field(3, ge=1, description="Versions to keep for rollback.")
+    missing: Missing = Field(
+        "refuse",
+        description="Items without keywords: refuse the sync, keep the previous version's keywords, or title only.",
+    )
+    unknown_tolerance: float = Field(
+        0.01, ge=0, le=1, description="Share of keyword ids allowed to be unknown to the index (listed, then ignored)."
+    )
+    chunk_size: int = Field(500, ge=1, le=10_000, description="Documents per _bulk request.")
+
+
+class SyncRejected(CogrError):
+    """The cluster refused documents of the copy; the alias was not swapped."""
+
+
+@dataclass
 class SyncResult:
     """What a sync wrote, for the command's report."""
 
@@ -40,27 +83,45 @@ class SyncResult:
     index: str
     previous: str
     round: int
-    documents: int
-    with_keywords: int
-    unknown_ids: int
-    resumed: bool
-    seconds: float
+    documents: int = 0
+    with_keywords: int = 0
+    kept: int = 0
+    title_only: int = 0
+    unknown_ids: int = 0
+    unknown_sample: list[str] = field(default_factory=list)
+    cut_titles: int = 0
+    resumed: bool = False
+    unchanged: bool = False
+    deleted_versions: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+    def as_dict(self) -> dict:
+        return {**asdict(self), "seconds": round(self.seconds, 3)}
 
 
-def document_keywords(keywords: Sequence[str], title: str, k_max: int = DEFAULT_K_MAX) -> list[str]:
-    """What the document's `cogr_keywords` holds: the same set the shadow index matches on."""
-    return representation(keywords, title, k_max)
+def clean_ids(keywords: Mapping[str, Sequence[str]]) -> dict[str, list[str]]:
+    """Ids stripped like catalog ids; an id that becomes empty or collides is an error."""
+    cleaned: dict[str, list[str]] = {}
+    for raw, item_keywords_ in keywords.items():
+        item_id = str(raw).strip()
+        if not item_id:
+            raise InputError(f"item keywords: empty id {raw!r}")
+        if item_id in cleaned:
+            raise InputError(f"item keywords: ids {item_id!r} and {raw!r} are the same after stripping whitespace")
+        cleaned[item_id] = list(item_keywords_)
+    return cleaned
 
 
-def keywords_fingerprint(keywords: Mapping[str, Sequence[str]]) -> str:
-    """A stable hash of a keyword mapping: the same keywords resume the same version."""
-    digest = hashlib.sha256()
+def keywords_fingerprint(keywords: Mapping[str, Sequence[str]], config: SyncConfig = SyncConfig()) -> str:
+    """A stable hash of the keywords and the options that shape documents: the same
+    sync resumes the same version, any other one recognises it as abandoned."""
+    digest = hashlib.sha256(json.dumps([config.k_max, config.missing]).encode())
     for item_id in sorted(keywords):
         digest.update(json.dumps([item_id, list(keywords[item_id])]).encode())
     return digest.hexdigest()
 
 
-def _sync_meta(cluster: Cluster, index: str) -> dict:
+def sync_meta(cluster: Cluster, index: str) -> dict:
     mapping = cluster.call(cluster.client.indices.get_mapping, index=index)[index]["mappings"]
     return mapping.get("_meta", {}).get(SYNC_META, {})
 
@@ -69,38 +130,170 @@ def _set_sync_meta(cluster: Cluster, index: str, meta: dict) -> None:
     cluster.call(cluster.client.indices.put_mapping, index=index, body={"_meta": {SYNC_META: meta}})
 
 
-def _target_version(cluster: Cluster, alias: str, round_: int, meta: dict) -> tuple[IndexVersion, bool]:
-    """An unfinished version of this very sync to resume, else a new empty version."""
-    existing = versions(cluster, alias)
-    for version in reversed(existing):
-        found = _sync_meta(cluster, version.name)
-        if found.get("state") == "writing" and all(found.get(k) == meta[k] for k in ("source", "fingerprint", "round")):
-            return version, True
-    version = next_version(alias, [v.name for v in existing], round_)
-    cluster.call(cluster.client.indices.create, index=version.name, body={"settings": {"index": {"refresh_interval": "-1"}}})
-    _set_sync_meta(cluster, version.name, meta)
-    return version, False
+def _same_sync(found: dict, meta: dict) -> bool:
+    return all(found.get(k) == meta[k] for k in ("source", "fingerprint", "round"))
 
 
-def _actions(
-    cluster: Cluster,
-    source: str,
-    target: str,
-    keywords: Mapping[str, Sequence[str]],
-    provenance: dict,
-    k_max: int,
-    seen: set[str],
-) -> Iterator[dict]:
-    for hit in helpers.scan(cluster.client, index=source, query={"query": {"match_all": {}}}, size=1000):
-        doc = hit["_source"]
-        item_id = hit["_id"]
-        seen.add(item_id)
-        item_keywords = keywords.get(item_id)
-        doc = {k: v for k, v in doc.items() if not k.startswith("cogr_")}
-        doc["cogr_keywords"] = document_keywords(item_keywords or [], doc.get("title", ""), k_max)
-        if item_keywords is not None:
-            doc.update(provenance)
-        yield {"_op_type": "index", "_index": target, "_id": item_id, "_source": doc}
+def _count(cluster: Cluster, index: str, query: dict | None = None) -> int:
+    body = {"query": query} if query else None
+    return cluster.call(cluster.client.count, index=index, body=body)["count"]
+
+
+def _sample(ids: set[str]) -> str:
+    shown = ", ".join(repr(i) for i in sorted(ids)[:SAMPLE])
+    return shown + (", ..." if len(ids) > SAMPLE else "")
+
+
+@dataclass
+class _Plan:
+    """Where the copy goes and what is already known about it."""
+
+    target: IndexVersion | None = None
+    state: str = ""
+    deleted: list[str] = field(default_factory=list)
+
+
+def _plan(cluster: Cluster, alias: str, source: str, meta: dict) -> _Plan:
+    """This sync's unfinished version to resume (or swap), and abandoned ones deleted.
+
+    Versions in state `writing` or `verified` that belong to another sync (other
+    keywords, round or source) can never be swapped in: they are deleted here.
+    """
+    plan = _Plan()
+    for version in reversed(versions(cluster, alias)):
+        if version.name == source:
+            continue
+        found = sync_meta(cluster, version.name)
+        if found.get("state") not in ("writing", "verified"):
+            continue
+        if plan.target is None and _same_sync(found, meta):
+            plan.target, plan.state = version, found["state"]
+            continue
+        cluster.call(cluster.client.indices.delete, index=version.name)
+        plan.deleted.append(version.name)
+    return plan
+
+
+def _release_stale_block(cluster: Cluster, source: str) -> None:
+    """A sync killed after its swap leaves its old source blocked: lift that block."""
+    previous = sync_meta(cluster, source).get("source")
+    if previous and previous != source:
+        try:
+            if write_blocked(cluster, previous):
+                set_write_block(cluster, previous, False)
+        except os_exc.NotFoundError:
+            pass  # pruned since
+
+
+def _check_coverage(
+    source: str, seen: set[str], missing: set[str], keywords: Mapping[str, Sequence[str]], config: SyncConfig,
+    result: SyncResult, notify: Notify,
+) -> None:
+    """Refuse keywords that do not cover the catalog (unless told what to do with the rest)
+    or that name more unknown items than the tolerance allows; `seen` are the source's ids."""
+    unknown = keywords.keys() - seen
+    result.unknown_ids, result.unknown_sample = len(unknown), sorted(unknown)[:SAMPLE]
+    if len(unknown) > config.unknown_tolerance * len(keywords):
+        raise InputError(
+            f"{len(unknown)} of {len(keywords)} keyword ids are not items of {source} "
+            f"(tolerance {config.unknown_tolerance:.1%}): {_sample(unknown)}"
+        )
+    if unknown:
+        notify(f"ignoring {len(unknown)} keyword id(s) not in {source}: {_sample(unknown)}")
+    if missing and config.missing == "refuse":
+        raise InputError(
+            f"keywords cover {len(seen) - len(missing)} of {len(seen)} items of {source}; {len(missing)} have none "
+            f"({_sample(missing)}): pass --missing keep (the previous version's keywords) or --missing title-only"
+        )
+
+
+class _Copy:
+    """Builds the new version's documents from the source's, counting what it did.
+
+    Coverage is checked on the same pass: the ids seen and those without keywords are
+    recorded; in `refuse` mode the first item without keywords stops the writing (the
+    rest of the source is only read, for the counts).
+    """
+
+    def __init__(self, keywords: Mapping[str, Sequence[str]], config: SyncConfig, provenance: dict, result: SyncResult):
+        self.keywords = keywords
+        self.config = config
+        self.provenance = provenance
+        self.result = result
+        self.seen: set[str] = set()
+        self.missing: set[str] = set()
+
+    def document(self, item_id: str, stored: dict) -> dict | None:
+        self.seen.add(item_id)
+        generated = self.keywords.get(item_id)
+        if generated is None and self.config.missing == "refuse":
+            self.missing.add(item_id)
+        if self.missing:
+            return None  # refused: count the rest, write nothing more
+        doc = {k: v for k, v in stored.items() if k not in doc_fields.KEYWORD_FIELDS}
+        title = doc.get(doc_fields.TITLE) or ""
+        if title_is_cut(title):
+            self.result.cut_titles += 1
+        if generated is not None:
+            doc[doc_fields.KEYWORDS] = item_keywords(generated, title, self.config.k_max)
+            doc.update(self.provenance)
+            self.result.with_keywords += 1
+        elif self.config.missing == "keep" and stored.get(doc_fields.KEYWORDS):
+            doc.update({k: stored[k] for k in doc_fields.KEYWORD_FIELDS if k in stored})
+            self.result.kept += 1
+        else:
+            doc[doc_fields.KEYWORDS] = item_keywords([], title, self.config.k_max)
+            self.result.title_only += 1
+        return doc
+
+    def actions(self, cluster: Cluster, source: str, target: str) -> Iterator[dict]:
+        for page in scan(cluster, source):
+            for hit in page:
+                doc = self.document(hit["_id"], hit["_source"])
+                if doc is not None:
+                    yield {"_op_type": "index", "_index": target, "_id": hit["_id"], "_source": doc}
+
+
+def _copy(
+    cluster: Cluster, source: str, target: str, keywords: Mapping[str, Sequence[str]], config: SyncConfig,
+    meta: dict, result: SyncResult, progress: bool, notify: Notify,
+) -> list[BulkFailure]:
+    """Write the documents; raise the coverage refusal (target deleted) or return rejections."""
+    provenance = {
+        doc_fields.ROUND: meta["round"],
+        doc_fields.MODEL: meta["model"],
+        doc_fields.UPDATED_AT: datetime.now(timezone.utc).isoformat(timespec="seconds"),
+    }
+    copy = _Copy(keywords, config, provenance, result)
+    total = _count(cluster, source)
+    with tqdm(total=total, desc=f"sync -> {target}", unit="doc", disable=not progress, leave=False) as bar:
+        written = bulk_write(
+            cluster, copy.actions(cluster, source, target), chunk_size=config.chunk_size,
+            on_chunk=lambda chunk: bar.update(chunk.sent),
+        )
+    try:
+        _check_coverage(source, copy.seen, copy.missing, keywords, config, result, notify)
+    except InputError:
+        cluster.call(cluster.client.indices.delete, index=target)
+        raise
+    return written.failures
+
+
+def _verified(cluster: Cluster, source: str, target: str) -> bool:
+    """Every source document is in the target, each with keywords."""
+    cluster.call(cluster.client.indices.put_settings, index=target, body={"index": {"refresh_interval": None}})
+    cluster.call(cluster.client.indices.refresh, index=target)
+    expected = _count(cluster, source)
+    return (
+        _count(cluster, target) == expected
+        and _count(cluster, target, {"exists": {"field": doc_fields.KEYWORDS}}) == expected
+    )
+
+
+def _fresh_target(cluster: Cluster, alias: str, source: str, round_: int, meta: dict) -> IndexVersion:
+    target = create_version(cluster, alias, round_, shape_of(cluster, source), refresh_interval="-1")
+    _set_sync_meta(cluster, target.name, meta)
+    return target
 
 
 def sync_keywords(
@@ -109,50 +302,84 @@ def sync_keywords(
     keywords: Mapping[str, Sequence[str]],
     round_: int,
     model: str,
-    k_max: int = DEFAULT_K_MAX,
+    config: SyncConfig = SyncConfig(),
     progress: bool = True,
+    notify: Notify = lambda message: None,
 ) -> SyncResult:
-    """Copy the alias's documents into a new version with these keywords, then swap."""
+    """Copy the alias's documents into a new version with these keywords, then swap.
+
+    `notify` receives progress notes meant for the user (the write block, ignored ids,
+    cut titles, deleted abandoned versions) as they happen.
+    """
     started = time.perf_counter()
+    keywords = clean_ids(keywords)
     if not keywords:
-        raise CogrError("no item keywords to sync")
+        raise InputError("no item keywords to sync")
     source = alias_target(cluster, alias)
     if source is None:
         raise CogrError(f"alias {alias!r} does not exist: run `cogr-search index create --index {alias}` and ingest first")
-    put_template(cluster, alias)
-    meta = {"state": "writing", "source": source, "round": round_, "model": model, "fingerprint": keywords_fingerprint(keywords)}
-    target, resumed = _target_version(cluster, alias, round_, meta)
-    total = cluster.call(cluster.client.count, index=source)["count"]
-    provenance = {
-        "cogr_round": round_,
-        "cogr_model": model,
-        "cogr_updated_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-    }
-    seen: set[str] = set()
-    stream = helpers.streaming_bulk(
-        cluster.client, _actions(cluster, source, target.name, keywords, provenance, k_max, seen), chunk_size=500, max_retries=3
-    )
-    for ok, info in tqdm(stream, total=total, desc=f"sync -> {target.name}", unit="doc", disable=not progress):
-        if not ok:
-            raise CogrError(f"sync into {target.name} failed: {info}")
-    cluster.call(cluster.client.indices.put_settings, index=target.name, body={"index": {"refresh_interval": None}})
-    cluster.call(cluster.client.indices.refresh, index=target.name)
-    written = cluster.call(cluster.client.count, index=target.name)["count"]
-    if written != len(seen):
-        raise CogrError(f"sync into {target.name} is incomplete: {written} of {len(seen)} documents; rerun to resume")
-    _set_sync_meta(cluster, target.name, {**meta, "state": "complete"})
-    previous = swap_alias(cluster, alias, target.name) or source
-    return SyncResult(
-        alias=alias,
-        index=target.name,
-        previous=previous,
-        round=round_,
-        documents=written,
-        with_keywords=len(seen & keywords.keys()),
-        unknown_ids=len(keywords.keys() - seen),
-        resumed=resumed,
-        seconds=time.perf_counter() - started,
-    )
+    _release_stale_block(cluster, source)
+    meta = {"state": "writing", "source": source, "round": round_, "model": model,
+            "fingerprint": keywords_fingerprint(keywords, config)}
+    served = sync_meta(cluster, source)
+    if served.get("fingerprint") == meta["fingerprint"] and served.get("round") == round_:
+        documents = _count(cluster, source)
+        return SyncResult(alias, source, served.get("source", source), round_, documents=documents, unchanged=True,
+                          seconds=time.perf_counter() - started)
+    plan = _plan(cluster, alias, source, meta)
+    for name in plan.deleted:
+        notify(f"deleted abandoned version {name} (an interrupted or failed sync of other keywords)")
+    result = SyncResult(alias, "", source, round_, resumed=plan.target is not None, deleted_versions=plan.deleted)
+    set_write_block(cluster, source, True)
+    try:
+        notify(f"writes to {source} (behind alias {alias}) are blocked until the new version is swapped in")
+        target = _write(cluster, alias, source, keywords, config, meta, plan, result, progress, notify)
+        swap_alias(cluster, alias, target.name)
+        _set_sync_meta(cluster, target.name, {**meta, "state": "complete"})
+    finally:
+        _lift_block(cluster, source)
+    result.index = target.name
+    result.documents = _count(cluster, target.name)
+    if result.cut_titles:
+        notify(f"{result.cut_titles} title(s) longer than the keyword term limit were cut for {doc_fields.KEYWORDS}")
+    result.seconds = time.perf_counter() - started
+    return result
+
+
+def _lift_block(cluster: Cluster, source: str) -> None:
+    try:
+        set_write_block(cluster, source, False)
+    except ClusterUnreachable:
+        pass  # the next sync of this alias lifts it (see _release_stale_block and the rerun)
+
+
+def _write(
+    cluster: Cluster, alias: str, source: str, keywords: Mapping[str, Sequence[str]], config: SyncConfig, meta: dict,
+    plan: _Plan, result: SyncResult, progress: bool, notify: Notify,
+) -> IndexVersion:
+    """A verified copy of `source` with the keywords: resumed, reused, or written afresh."""
+    if plan.target is not None and plan.state == "verified" and _verified(cluster, source, plan.target.name):
+        notify(f"{plan.target.name} was copied and verified before an interruption: swapping it in")
+        return plan.target
+    target = plan.target or _fresh_target(cluster, alias, source, result.round, meta)
+    for attempt in (1, 2):
+        failures = _copy(cluster, source, target.name, keywords, config, meta, result, progress, notify)
+        if failures:
+            cluster.call(cluster.client.indices.delete, index=target.name)
+            raise SyncRejected(
+                f"sync into {target.name} stopped before the alias swap: {len(failures)} document(s) rejected, "
+                f"first {failures[0]}; {alias} still points at {source}, {target.name} was deleted"
+            )
+        if _verified(cluster, source, target.name):
+            break
+        cluster.call(cluster.client.indices.delete, index=target.name)
+        if attempt == 2:
+            raise CogrError(f"sync into {target.name}: the copy does not match {source} after a fresh retry")
+        notify(f"resumed version {target.name} did not match {source}: copying into a fresh version")
+        result.with_keywords = result.kept = result.title_only = result.cut_titles = 0
+        target = _fresh_target(cluster, alias, source, result.round, meta)
+    _set_sync_meta(cluster, target.name, {**meta, "state": "verified"})
+    return target
 
 
 def prune_versions(cluster: Cluster, alias: str, keep: int) -> list[str]:
@@ -165,16 +392,19 @@ def prune_versions(cluster: Cluster, alias: str, keep: int) -> list[str]:
     return doomed
 
 
+def run_round_syncer(cluster: Cluster, alias: str, config: SyncConfig = SyncConfig(missing="title-only")):  # noqa: ANN201
+    """A Phase 2 `Syncer`: each finished round's item keywords become a new version.
 
-def run_round_syncer(cluster: Cluster, alias: str, keep: int = 3, k_max: int = DEFAULT_K_MAX):  # noqa: ANN201
-    """A Phase 2 `Syncer`: each finished round's item keywords become a new version."""
+    Items outside a run's subset (`train sft --max-items`) are title-only by default:
+    that is how the shadow index the run trained against represents them."""
     from cogr_search.keyword_files import read_keyword_file
 
     def sync_round(round_: int, item_keywords_path, model_tag: str) -> dict:  # noqa: ANN001 - Path
-        result = sync_keywords(cluster, alias, read_keyword_file(item_keywords_path), round_, model_tag,
-                               k_max=k_max, progress=False)
-        pruned = prune_versions(cluster, alias, keep)
-        return {"alias": result.alias, "index": result.index, "previous": result.previous,
-                "documents": result.documents, "with_keywords": result.with_keywords, "pruned": pruned}
+        result = sync_keywords(cluster, alias, read_keyword_file(item_keywords_path), round_, model_tag, config,
+                               progress=False)
+        pruned = prune_versions(cluster, alias, config.keep)
+        return {"alias": result.alias, "index": result.index, "previous": result.previous, "round": round_,
+                "documents": result.documents, "with_keywords": result.with_keywords,
+                "title_only": result.title_only, "unchanged": result.unchanged, "pruned": pruned}
 
     return sync_round

@@ -18,48 +18,10 @@ from collections.abc import Iterable, Mapping, Sequence
 import numpy as np
 
 from cogr_search.errors import InputError
-from cogr_search.keywords import DEFAULT_K_MAX, normalize
+from cogr_search.keywords import DEFAULT_K_MAX, representation, term
 from cogr_search.metrics import QueryResult
 from cogr_search.shadow.bm25 import BM25Index
 from cogr_search.shadow.postings import Postings, Vocabulary, csr_from_rows, transpose_csr
-
-_NORMALIZED: dict[str, str] = {}
-_NORMALIZED_MAX = 1 << 20
-
-
-def cached_normalize(keyword: str) -> str:
-    """`normalize`, memoized: rollouts repeat the same keywords endlessly.
-
-    A plain dict (cleared when it grows past ~1M entries) rather than `lru_cache`,
-    whose bookkeeping costs more than the lookup on this hot path.
-    """
-    norm = _NORMALIZED.get(keyword)
-    if norm is None:
-        if len(_NORMALIZED) >= _NORMALIZED_MAX:
-            _NORMALIZED.clear()
-        norm = _NORMALIZED[keyword] = normalize(keyword)
-    return norm
-
-
-def distinct_keywords(keywords: Iterable[str]) -> list[str]:
-    """Normalized, non-empty, de-duplicated, first order kept (cached normalization)."""
-    cache = _NORMALIZED
-    seen = dict.fromkeys([cache[k] if k in cache else cached_normalize(k) for k in keywords])
-    seen.pop("", None)
-    return list(seen)
-
-
-def query_representation(keywords: Iterable[str], text: str | None, k_max: int | None) -> list[str]:
-    """`S_q[:k_max] ∪ {normalize(q)}`, normalized and de-duplicated."""
-    base = distinct_keywords(keywords)
-    if k_max is not None:
-        base = base[:k_max]
-    if text:
-        norm = cached_normalize(text)
-        if norm and norm not in base:
-            base.append(norm)
-    return base
-
 
 class ItemIndex:
     """Items' keyword sets as CSR arrays, the inverted index over them, lazy BM25 stats."""
@@ -112,12 +74,8 @@ class ItemIndex:
         reps: list[list[str]] = []
         title_keywords: list[str] = []
         for item_id, title in titles.items():
-            keywords = distinct_keywords(item_keywords.get(item_id, ()))[:k_max]
-            norm_title = cached_normalize(title) if title else ""
-            if norm_title and norm_title not in keywords:
-                keywords.append(norm_title)
-            reps.append(keywords)
-            title_keywords.append(norm_title)
+            reps.append(representation(item_keywords.get(item_id, ()), title, k_max))
+            title_keywords.append(term(title) if title else "")
         return cls.from_representations(list(titles), reps, title_keywords, k_max, dense_min_df)
 
     @classmethod
@@ -148,11 +106,7 @@ class ItemIndex:
         """A full rebuild with one item's keywords replaced: the naive counterfactual."""
         pos = self.position(item_id)
         reps = [self.keywords_of_position(p) for p in range(len(self))]
-        title = self.title_keyword(pos)
-        rep = distinct_keywords(keywords)[: self.k_max]
-        if title and title not in rep:
-            rep.append(title)
-        reps[pos] = rep
+        reps[pos] = representation(keywords, self.title_keyword(pos), self.k_max)
         titles = [self.title_keyword(p) for p in range(len(self))]
         return ItemIndex.from_representations(self.item_ids, reps, titles, self.k_max, self.postings.dense_min_df)
 
@@ -205,7 +159,7 @@ class ItemIndex:
 
     def retrieved(self, keywords: Sequence[str], text: str | None = None, k_max: int | None = None) -> list[str]:
         """Item ids retrieved by `keywords ∪ {normalize(text)}` (exact keyword match)."""
-        rep = query_representation(keywords, text, k_max)
+        rep = representation(keywords, text, k_max)
         return [self.item_ids[p] for p in self.retrieved_positions(self.term_ids(rep))]
 
     # ----------------------------------------------------------------- ranking
@@ -220,7 +174,7 @@ class ItemIndex:
         self, keywords: Sequence[str], text: str | None = None, k: int | None = 1000, k_max: int | None = None
     ) -> tuple[int, list[tuple[str, float]]]:
         """(|I_ret|, top-k (item id, BM25 score)) for the keyword-expanded query."""
-        rep = query_representation(keywords, text, k_max)
+        rep = representation(keywords, text, k_max)
         retrieved = self.retrieved_positions(self.term_ids(rep))
         positions, scores = self.bm25.rank(rep, retrieved, k)
         return len(retrieved), [(self.item_ids[p], float(s)) for p, s in zip(positions, scores)]
@@ -239,7 +193,7 @@ class ItemIndex:
         """
         results: dict[str, QueryResult] = {}
         for query_id, text in query_texts.items():
-            rep = query_representation(query_keywords.get(query_id, ()), text, k_max)
+            rep = representation(query_keywords.get(query_id, ()), text, k_max)
             retrieved = self.retrieved_positions(self.term_ids(rep))
             rel = [self.positions[i] for i in relevant.get(query_id, ()) if i in self.positions]
             n_tp = int(np.count_nonzero(np.isin(rel, retrieved, assume_unique=True))) if rel else 0

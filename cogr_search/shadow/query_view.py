@@ -21,8 +21,8 @@ from collections.abc import Iterator, Mapping, Sequence
 import numpy as np
 
 from cogr_search.errors import InputError
-from cogr_search.keywords import DEFAULT_K_MAX
-from cogr_search.shadow.index import ItemIndex, distinct_keywords, query_representation
+from cogr_search.keywords import DEFAULT_K_MAX, keyword_set, representation
+from cogr_search.shadow.index import ItemIndex
 from cogr_search.shadow.postings import Postings, Union, Vocabulary, csr_from_rows, transpose_csr
 from cogr_search.shadow.rewards import (
     OVERSIZED_ITEM_REWARD,
@@ -122,9 +122,9 @@ class QueryView:
         rows, rel_rows, n_rel, text_terms = [], [], [], []
         item_vocab = item_index.vocab
         for query_id, text in query_texts.items():
-            rep = query_representation(query_keywords.get(query_id, ()), text, k_max)
+            rep = representation(query_keywords.get(query_id, ()), text, k_max)
             rows.append(vocab.add_all(rep))
-            text_keyword = query_representation((), text, None)
+            text_keyword = representation((), text, None)
             text_terms.append(item_vocab.get(text_keyword[0], -1) if text_keyword else -1)
             rel = relevant.get(query_id, ())
             rel_rows.append(sorted(item_index.positions[i] for i in rel if i in item_index.positions))
@@ -255,7 +255,7 @@ class QueryView:
     # ----------------------------------------------------------------- item side
     def is_oversized(self, keywords: Sequence[str]) -> bool:
         """More than k_max distinct normalized keywords (cheap when the list is short)."""
-        return len(keywords) > self.k_max and len(distinct_keywords(keywords)) > self.k_max
+        return len(keywords) > self.k_max and len(keyword_set(keywords)) > self.k_max
 
     def _reference_terms(self, item_pos: int) -> list[int]:
         """Query-vocabulary terms of the item's reference representation."""
@@ -374,7 +374,7 @@ class QueryView:
 
         For benchmarks and tests only; `item_reward` must agree with it.
         """
-        if oversized or len(distinct_keywords(keywords)) > self.k_max:
+        if oversized or len(keyword_set(keywords)) > self.k_max:
             return OVERSIZED_ITEM_REWARD
         counterfactual = self.item_index.with_item(item_id, keywords)
         n_ret, n_tp = self._reference_counts(counterfactual)

@@ -1,0 +1,244 @@
+"""The one bulk loop and the one document scan, both behind the client's retry policy.
+
+Ingest, sync and the benchmarks write through `bulk_write`: it sends NDJSON `_bulk`
+requests through `Cluster.call` (so connection errors, timeouts, 429 and 503 are
+retried like every other call), resends the items the cluster was too busy to take
+(per-item 429) with the same backoff, and returns what the cluster rejected as data,
+one `BulkFailure` (id + reason) per document, the way opensearch-py's helpers report
+with `raise_on_error=False`. Callers decide what a failure means: ingest reports and
+goes on, sync stops before its alias swap.
+
+`scan` reads every document of an index page by page with `search_after` on `_id`.
+Unlike a scroll, each page request is idempotent, so a page retried after a lost
+response is the same page, not the next one.
+"""
+
+from __future__ import annotations
+
+import json
+import queue
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import TypeVar
+
+from cogr_search.opensearch.client import Cluster
+
+CHUNK_SIZE = 500
+MAX_CHUNK_BYTES = 16 * 1024 * 1024
+PAGE_SIZE = 2000
+BUSY = 429
+_FILTER_PATH = "errors,items.*._id,items.*.status,items.*.result,items.*.error"
+
+
+@dataclass(frozen=True)
+class BulkFailure:
+    """One document the cluster did not write: its id, HTTP status and the reason."""
+
+    id: str
+    status: int
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.id[:80]!r}: {self.reason}"
+
+
+@dataclass
+class BulkResult:
+    """Per-outcome counts and every failure, as data."""
+
+    created: int = 0
+    updated: int = 0
+    noop: int = 0
+    deleted: int = 0
+    failures: list[BulkFailure] = field(default_factory=list)
+
+    @property
+    def written(self) -> int:
+        return self.created + self.updated + self.noop + self.deleted
+
+    @property
+    def sent(self) -> int:
+        return self.written + len(self.failures)
+
+    def add(self, other: "BulkResult") -> None:
+        self.created += other.created
+        self.updated += other.updated
+        self.noop += other.noop
+        self.deleted += other.deleted
+        self.failures.extend(other.failures)
+
+
+def _lines(action: dict) -> tuple[str, str, str | None]:
+    """(id, header line, body line) of one opensearch-py-style action dict."""
+    op = action.get("_op_type", "index")
+    header = {"_index": action["_index"], "_id": action["_id"]}
+    if op == "delete":
+        body = None
+    elif op == "update":
+        body = {k: action[k] for k in ("doc", "doc_as_upsert", "upsert", "script") if k in action}
+    else:
+        body = action["_source"]
+    return (
+        str(action["_id"]),
+        json.dumps({op: header}, ensure_ascii=False),
+        None if body is None else json.dumps(body, ensure_ascii=False),
+    )
+
+
+def _chunks(actions: Iterable[dict], chunk_size: int) -> Iterator[list[tuple[str, str, str | None]]]:
+    chunk: list[tuple[str, str, str | None]] = []
+    size = 0
+    for action in actions:
+        lines = _lines(action)
+        line_bytes = len(lines[1]) + (len(lines[2]) if lines[2] else 0) + 2
+        if chunk and (len(chunk) >= chunk_size or size + line_bytes > MAX_CHUNK_BYTES):
+            yield chunk
+            chunk, size = [], 0
+        chunk.append(lines)
+        size += line_bytes
+    if chunk:
+        yield chunk
+
+
+_DONE = object()
+T = TypeVar("T")
+
+
+def _prefetched(chunks: Iterator[T], depth: int = 2) -> Iterator[T]:
+    """`chunks`, built ahead in a background thread while the previous `_bulk` is in flight.
+
+    Building documents (scanning the source, normalizing keywords, JSON) is client CPU;
+    indexing is the cluster's: overlapping them is what brings a sync close to raw
+    `_bulk` speed. An exception while building is re-raised here, in the caller.
+    """
+    ready: queue.Queue = queue.Queue(maxsize=depth)
+    stop = threading.Event()
+
+    def build() -> None:
+        try:
+            for chunk in chunks:
+                while not stop.is_set():
+                    try:
+                        ready.put(chunk, timeout=0.5)
+                        break
+                    except queue.Full:
+                        continue
+                if stop.is_set():
+                    return
+            ready.put(_DONE)
+        except BaseException as err:  # handed to the consumer, raised there
+            ready.put(err)
+
+    worker = threading.Thread(target=build, name="bulk-prefetch", daemon=True)
+    worker.start()
+    try:
+        while (item := ready.get()) is not _DONE:
+            if isinstance(item, BaseException):
+                raise item
+            yield item
+    finally:
+        stop.set()
+        worker.join(timeout=5)
+
+
+def _payload(chunk: list[tuple[str, str, str | None]]) -> str:
+    parts: list[str] = []
+    for _id, header, body in chunk:
+        parts.append(header)
+        if body is not None:
+            parts.append(body)
+    return "\n".join(parts) + "\n"
+
+
+def _reason(error: object) -> str:
+    if not isinstance(error, dict):
+        return str(error)
+    reason = f"{error.get('type', 'error')}: {error.get('reason', '')}"
+    cause = error.get("caused_by")
+    if isinstance(cause, dict) and cause.get("reason"):
+        reason += f" ({cause.get('reason')})"
+    return reason
+
+
+def _send(
+    cluster: Cluster, chunk: list[tuple[str, str, str | None]], payload: str | None = None
+) -> tuple[BulkResult, list[tuple[str, str, str | None]]]:
+    """One `_bulk` request: its outcome, and the items to resend because the cluster was busy."""
+    body = payload if payload is not None else _payload(chunk)
+    response = cluster.call(cluster.client.bulk, body=body, filter_path=_FILTER_PATH)
+    result = BulkResult()
+    busy: list[tuple[str, str, str | None]] = []
+    for lines, item in zip(chunk, response.get("items", [])):
+        outcome = next(iter(item.values()))
+        status = int(outcome.get("status", 500))
+        if status < 300:
+            kind = outcome.get("result")
+            if kind == "created":
+                result.created += 1
+            elif kind == "noop":
+                result.noop += 1
+            elif kind in ("deleted", "not_found"):
+                result.deleted += 1
+            else:
+                result.updated += 1
+        elif status == BUSY:
+            busy.append(lines)
+        else:
+            result.failures.append(BulkFailure(lines[0], status, _reason(outcome.get("error"))))
+    return result, busy
+
+
+def bulk_write(
+    cluster: Cluster,
+    actions: Iterable[dict],
+    chunk_size: int = CHUNK_SIZE,
+    on_chunk: Callable[[BulkResult], None] | None = None,
+) -> BulkResult:
+    """Write `actions` (opensearch-py action dicts) in `_bulk` chunks; failures come back as data.
+
+    `on_chunk` sees each chunk's result as it completes (progress bars, early stops).
+    A cluster that stays unreachable raises `ClusterUnreachable` from `Cluster.call`.
+    """
+    total = BulkResult()
+    for chunk, payload in _prefetched((chunk, _payload(chunk)) for chunk in _chunks(actions, chunk_size)):
+        result, busy = _send(cluster, chunk, payload)
+        attempt = 0
+        while busy and attempt < cluster.settings.opensearch_retries:
+            attempt += 1
+            time.sleep(cluster.backoff_s(attempt))  # back off before resending, as `call` does
+            retried, busy = _send(cluster, busy)
+            result.add(retried)
+        result.failures.extend(BulkFailure(lines[0], BUSY, "rejected: cluster too busy after retries") for lines in busy)
+        total.add(result)
+        if on_chunk is not None:
+            on_chunk(result)
+    return total
+
+
+def scan(
+    cluster: Cluster,
+    index: str,
+    query: dict | None = None,
+    source: list[str] | bool = True,
+    page_size: int = PAGE_SIZE,
+) -> Iterator[list[dict]]:
+    """Every matching document of `index` as pages of hits, in `_id` order.
+
+    Each page is one idempotent search (`search_after` the last `_id`), retried by the
+    client's policy. Pages reflect the index as it is when each is read: callers that
+    need one consistent view block writes first (sync does).
+    """
+    after: list | None = None
+    while True:
+        body: dict = {"size": page_size, "query": query or {"match_all": {}}, "sort": [{"_id": "asc"}], "_source": source}
+        if after is not None:
+            body["search_after"] = after
+        hits = cluster.call(cluster.client.search, index=index, body=body, track_total_hits=False)["hits"]["hits"]
+        if not hits:
+            return
+        yield hits
+        if len(hits) < page_size:
+            return
+        after = hits[-1]["sort"]

@@ -1,0 +1,70 @@
+"""A real HTTP proxy process for retry tests: forwards to OpenSearch, but answers the
+first requests whose path contains a marker with an error status instead.
+
+    python tests/flaky_proxy.py UPSTREAM_URL MARKER:STATUS:COUNT [...]
+
+Prints its port on the first line of stdout once it listens; `GET /__failed` returns how
+many requests it failed, as JSON.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import urlsplit
+
+
+def main() -> None:
+    upstream = urlsplit(sys.argv[1])
+    rules = []
+    for spec in sys.argv[2:]:
+        marker, status, count = spec.rsplit(":", 2)
+        rules.append([marker, int(status), int(count)])
+    failed: dict[str, int] = {}
+    lock = threading.Lock()
+
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+        def _answer(self, status: int, body: bytes) -> None:
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def _handle(self) -> None:
+            length = int(self.headers.get("Content-Length") or 0)
+            body = self.rfile.read(length) if length else None
+            if self.path == "/__failed":
+                return self._answer(200, json.dumps(failed).encode())
+            with lock:
+                for rule in rules:
+                    if rule[0] in self.path and rule[2] > 0:
+                        rule[2] -= 1
+                        failed[rule[0]] = failed.get(rule[0], 0) + 1
+                        error = {"error": {"type": "injected", "reason": "flaky proxy"}, "status": rule[1]}
+                        return self._answer(rule[1], json.dumps(error).encode())
+            conn = http.client.HTTPConnection(upstream.hostname, upstream.port, timeout=60)
+            headers = {k: v for k, v in self.headers.items() if k.lower() not in ("host", "connection")}
+            conn.request(self.command, self.path, body=body, headers=headers)
+            response = conn.getresponse()
+            data = response.read()
+            conn.close()
+            self._answer(response.status, data)
+
+        do_GET = do_POST = do_PUT = do_DELETE = do_HEAD = _handle
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    print(server.server_address[1], flush=True)
+    server.serve_forever()
+
+
+if __name__ == "__main__":
+    main()
