@@ -39,6 +39,7 @@ def _register() -> None:
         ingest_cmd,
         model_cmd,
         opensearch_cmds,
+        reproduce_cmd,
         sync_cmd,
         train_cmds,
     )
@@ -53,6 +54,7 @@ def _register() -> None:
         expand_cmd.expand,
         eval_cmd.eval_command,
         eval_cmd.report_command,
+        reproduce_cmd.reproduce,
         demo_cmd.demo,
         bench_cmds.bench,
     ):
