@@ -34,6 +34,7 @@ class Settings(BaseSettings):
     opensearch_retry_max_wait_s: float = 8.0
 
     home: Path = Field(default_factory=_default_home, description="Caches and the local node.")
+    debug: bool = Field(default=False, description="Show tracebacks instead of one-line errors (read by the CLI's error handler).")
     local_port: int = 9200
     local_heap: str = "1g"
 

@@ -126,6 +126,8 @@ def eval_command(
         raise InputError("--method cogr needs --query-keywords FILE or --run RUN")
     if run is not None and (val_fraction is not None or seed is not None):
         raise InputError("--val-fraction and --seed do not apply with --run: the run's own split.json is used")
+    if out is not None:
+        out.parent.mkdir(parents=True, exist_ok=True)  # fail before the evaluation, not after it
     dataset = load_dataset(data, relevance_threshold=relevance_threshold)
     for note in dataset.notes:
         click.echo(f"note: {note}", err=True)
@@ -164,8 +166,10 @@ def eval_command(
             result = evaluate_cogr(cluster, alias, chosen, query_keywords, backend, depth, batch_size, progress, extra)
 
     if out is not None:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(json.dumps(result, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+        from cogr_search.atomic import atomic_open
+
+        with atomic_open(out) as handle:  # an earlier result file is replaced whole or kept
+            handle.write(json.dumps(result, indent=2, sort_keys=True) + "\n")
     if as_json:
         emit_json(result)
     else:

@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from cogr_search.data import EvalSplit
+from cogr_search.errors import InputError
 from cogr_search.evaluation.runner import evaluate_sets
 from cogr_search.keyword_files import read_keyword_file
 from cogr_search.keywords import DEFAULT_K_MAX, representation
@@ -43,6 +44,8 @@ def evaluate_cogr(
 ) -> dict[str, object]:
     """Metrics of the query keyword file against the index's item keywords."""
     query_keywords = read_keyword_file(query_keywords_path)
+    if not query_keywords:
+        raise InputError(f"{query_keywords_path}: no keyword rows (expected one JSON object per line: {{\"id\", \"keywords\"}})")
     texts = {qid: q.text for qid, q in split.evaluate.queries.items()}
     missing = sum(1 for qid in texts if not query_keywords.get(qid))
     settings: dict[str, object] = {
