@@ -12,7 +12,7 @@ from pathlib import Path
 
 import click
 
-from cogr_search.cli.options import emit_json, json_output, opensearch_url, settings_from
+from cogr_search.cli.options import emit_json, json_output, opensearch_url, runs_dir, settings_from
 from cogr_search.data.split import DEFAULT_SEED, DEFAULT_VAL_FRACTION
 from cogr_search.errors import InputError
 
@@ -85,8 +85,7 @@ def _connect_checked(opensearch_url: str | None, alias: str | None, method: str,
               help="Score the queries this run held out (its split.json); cogr without --query-keywords: "
                    "generate their keywords with the run's query generator.")
 @click.option("--round", "round_", type=int, default=None, help="cogr --run: round (default: the latest complete round).")
-@click.option("--runs-dir", type=click.Path(file_okay=False, path_type=Path), default=None, envvar="COGR_RUNS_DIR",
-              help="cogr --run: folder of runs (default: ./runs).")
+@runs_dir
 @click.option("--backend", type=click.Choice(("opensearch", "shadow")), default="opensearch", show_default=True,
               help="cogr: query OpenSearch, or a shadow index built from the index's keywords.")
 @click.option("--batch-size", type=click.IntRange(1, 1000), default=64, show_default=True, help="Searches per _msearch / texts per embedding batch.")
@@ -117,6 +116,8 @@ def eval_command(
 ) -> None:
     """Score METHOD on DATA's labelled queries: P, R, F1, MRR/NDCG/P/R/F1 @ 10, 100, 1000."""
     from cogr_search.data import choose_split, load_dataset
+
+    runs_dir = runs_dir or settings_from().runs_dir
 
     if method != "cogr" and (query_keywords or round_ is not None or backend != "opensearch"):
         raise InputError("--query-keywords, --round and --backend apply to --method cogr only")
