@@ -73,7 +73,7 @@ def _connect_checked(opensearch_url: str | None, alias: str | None, method: str,
 @click.option("--val-fraction", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=None,
               help=f"Share of queries held out for validation [default: {DEFAULT_VAL_FRACTION}; with --run: the run's].")
 @click.option("--seed", type=int, default=None, help=f"Seed of the query split [default: {DEFAULT_SEED}; with --run: the run's].")
-@click.option("--relevance-threshold", type=float, default=None, help="Relevant = score >= X (default: per dataset).")
+@click.option("--relevance-threshold", type=float, default=None, help="Relevant = score >= X [default: the dataset's cogr-dataset.json or known description; else refused].")
 @click.option("--cutoff", type=click.IntRange(1), default=None, help="bm25/dense: fix the top-K cutoff for P/R/F1 instead of tuning it.")
 @click.option("--tune-on", type=click.Path(exists=True, path_type=Path), default=None,
               help="bm25/dense: choose the cutoff on this labelled query set (same catalog).")
