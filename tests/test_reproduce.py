@@ -68,3 +68,11 @@ def test_bad_declared_files_name_the_field(tmp_path: Path, text: str, message: s
         read_declared(path)
     result = CliRunner().invoke(cli, ["reproduce", str(path), "--dry-run"])
     assert result.exit_code == 1 and message.split(":")[0] in result.output
+
+
+@pytest.mark.parametrize("path", sorted((REPO_ROOT / "reproduce").glob("*.toml")), ids=lambda p: p.name)
+def test_every_declared_file_parses_and_expands(path: Path, tmp_path: Path) -> None:
+    result = CliRunner().invoke(cli, ["reproduce", str(path), "--dry-run", "--data-root", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    declared = read_declared(path)
+    assert declared.metrics and declared.documents > 0 and "{" not in result.output.split("expect")[0]
