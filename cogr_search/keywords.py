@@ -157,7 +157,17 @@ class ParsedKeywords:
     oversized: bool
 
 
-_SEPARATORS = re.compile(r"[,;\n\r\u2028\u2029\uff0c\uff1b\u3001]")
+_SEPARATORS = re.compile(
+    r"""(?:
+        (?<!\d),                 # a comma after anything but a digit
+      | ,(?!\d{3}(?!\d))          # a digit's comma not followed by exactly three digits
+      | [;\n\r\u2028\u2029\uff0c\uff1b\u3001]
+    )""",
+    re.VERBOSE,
+)
+"""List separators. A comma between a digit and a group of exactly three digits is a
+thousands separator ("2,000 lb capacity", "1,250,000"), not a list break; "1,2,3" and
+"2, 000" still split."""
 _LIST_MARKER = re.compile(
     r"""^\s*(?:
         \(?\d{1,3}[.):](?=\s|$)      # 1.  2)  (3)  4:
@@ -176,6 +186,8 @@ def _clean_item(item: str) -> str:
 
 def parse_keywords(text: str, k_max: int = DEFAULT_K_MAX) -> ParsedKeywords:
     """Parse generator output (comma/semicolon/newline lists, numbered or bulleted).
+
+    Numbers written with thousands separators stay one keyword (see `_SEPARATORS`).
 
     All distinct keywords are kept, in first-seen order; callers truncate with
     `keywords[:k_max]` when serving. Items longer than `MAX_KEYWORD_CHARS` after

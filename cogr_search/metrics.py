@@ -90,6 +90,12 @@ def query_metrics(result: QueryResult, rel: set[str], ks: Sequence[int] = DEFAUL
     return out
 
 
+def ks_for_depth(depth: int, ks: Sequence[int] = DEFAULT_KS) -> tuple[int, ...]:
+    """The cutoffs a ranking of `depth` items can answer: an @k with k > depth would
+    count ranks that were never retrieved (R@1000 of a depth-100 run is really R@100)."""
+    return tuple(k for k in ks if k <= depth)
+
+
 def metric_names(ks: Sequence[int] = DEFAULT_KS) -> list[str]:
     """Keys of `compute_metrics`' result, in the order reports print them."""
     names = ["P", "R", "F1"]

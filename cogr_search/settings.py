@@ -2,13 +2,16 @@
 
 pydantic-settings reads the environment; the CLI passes flags as overrides, so a value
 given on the command line always wins over the environment, which wins over defaults.
+This class is the one reader of `COGR_*` variables: every variable the package honours
+is a field here (a test fails on an `os.environ` read of a `COGR_*` name elsewhere), so
+`Settings.model_fields` is the complete list, with types checked in one place.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from pydantic import Field, SecretStr
+from pydantic import AliasChoices, Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -19,11 +22,12 @@ def _default_home() -> Path:
 class Settings(BaseSettings):
     """Where OpenSearch is, how to reach it, and where local state lives."""
 
-    model_config = SettingsConfigDict(env_prefix="COGR_", extra="ignore")
+    model_config = SettingsConfigDict(env_prefix="COGR_", extra="ignore", populate_by_name=True)
 
     opensearch_url: str | None = Field(
         default=None,
-        description="An existing cluster; when unset, the local node under `home` is used.",
+        validation_alias=AliasChoices("COGR_OPENSEARCH_URL", "COGR_CLUSTER_URL"),
+        description="An existing cluster (COGR_OPENSEARCH_URL or COGR_CLUSTER_URL); unset: the local node under `home`.",
     )
     opensearch_user: str | None = None
     opensearch_password: SecretStr | None = None
@@ -34,6 +38,12 @@ class Settings(BaseSettings):
     opensearch_retry_max_wait_s: float = 8.0
 
     home: Path = Field(default_factory=_default_home, description="Caches and the local node.")
+    runs_dir: Path = Field(default=Path("runs"), description="Folder of training runs (COGR_RUNS_DIR).")
+    torch_threads: int | None = Field(default=None, ge=1, description="torch intra-op threads (COGR_TORCH_THREADS).")
+    backend: str = Field(default="auto", description="Generation backend: auto, hf or vllm (COGR_BACKEND).")
+    mappings_dir: Path | None = Field(default=None, description="Index templates instead of the packaged ones (COGR_MAPPINGS_DIR).")
+    plugins_dir: Path | None = Field(default=None, description="Maven project of the local-node launcher (COGR_PLUGINS_DIR).")
+    debug: bool = Field(default=False, description="Show tracebacks instead of one-line errors (read by the CLI's error handler).")
     local_port: int = 9200
     local_heap: str = "1g"
 

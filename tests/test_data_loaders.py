@@ -52,11 +52,20 @@ def test_beir_ids_numbers_become_text_and_header_is_optional(tmp_path: Path) -> 
     assert ds.labels == {"q1": {"a": 2.0}, "q2": {"7": 1.0}}
 
 
-def test_beir_default_threshold_is_score_above_zero(tmp_path: Path) -> None:
-    qrels = [("q1", "a", 0.5), ("q1", "b", 0), ("q2", "7", 3)]
+def test_dataset_without_a_threshold_is_refused_with_its_score_values(tmp_path: Path) -> None:
+    qrels = [("q1", "a", 1), ("q1", "b", 1), ("q2", "7", 3), ("q2", "a", 2)]
     ds = load_dataset(write_beir(tmp_path / "other", CORPUS, QUERIES, qrels))
-    assert ds.relevant() == {"q1": {"a"}, "q2": {"7"}}
-    assert "BEIR" in ds.threshold_source
+    assert ds.relevance_threshold is None and set(ds.items) == {"a", "b", "7"}  # items still usable (ingest)
+    with pytest.raises(InputError, match=r"other: no relevance threshold: its label scores are 1 \(2\), 2 \(1\), 3 \(1\); "
+                       r"set relevance_threshold in .*cogr-dataset.json or pass --relevance-threshold X"):
+        ds.relevant()
+    assert load_dataset(tmp_path / "other", relevance_threshold=2).relevant() == {"q2": {"7", "a"}}
+
+
+def test_known_name_with_scores_off_its_scale_is_refused(tmp_path: Path) -> None:
+    ds = load_dataset(write_beir(tmp_path / "homedepot", CORPUS, QUERIES, [("q1", "a", 0), ("q1", "b", 1)]))
+    with pytest.raises(InputError, match=r"named 'homedepot', but its label scores \(0 \(1\), 1 \(1\)\) are not on that set's scale"):
+        ds.relevant()
 
 
 def test_threshold_precedence_override_then_json_then_name(tmp_path: Path) -> None:

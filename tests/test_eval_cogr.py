@@ -46,7 +46,7 @@ def synced(cluster: Cluster, index_name: str, tmp_path: Path):
 
 def test_shadow_and_opensearch_give_identical_set_metrics(cluster: Cluster, index_name: str, synced) -> None:
     dataset, query_file = synced
-    split = choose_split(dataset, None)
+    split = choose_split(dataset, "all")
     on_cluster = evaluate_cogr(cluster, index_name, split, query_file, backend="opensearch", batch_size=9)
     shadow = evaluate_cogr(cluster, index_name, split, query_file, backend="shadow")
     assert on_cluster["queries"] == shadow["queries"] == len(dataset.queries)

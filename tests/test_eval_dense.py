@@ -55,3 +55,13 @@ def test_interrupted_embedding_resumes_from_finished_chunks(tmp_path: Path, monk
     monkeypatch.setattr(encoder, "encode", lambda chunk, desc=None: calls.append(len(chunk)) or real_encode(chunk))
     vectors, from_cache = cached_embeddings(encoder, texts, tmp_path, progress=False)
     assert calls == [2, 2] and not from_cache and vectors.shape == (4, 384)  # only the second chunk recomputed
+
+
+def test_dense_ties_are_broken_by_item_id() -> None:
+    from cogr_search.evaluation.dense import DenseIndex, top_k
+
+    vectors = np.array([[1.0, 0.0], [0.6, 0.8], [1.0, 0.0], [1.0, 0.0]], dtype=np.float32)  # three identical items
+    query = np.array([[1.0, 0.0]], dtype=np.float32)
+    assert top_k(query, vectors, 4).tolist() == [[0, 2, 3, 1]]  # by index
+    index = DenseIndex(["sku-9", "sku-1", "sku-10", "sku-2"], vectors, encoder=None, index_seconds=0.0, from_cache=True)
+    assert top_k(query, vectors, 4, tie_order=index.id_rank).tolist() == [[2, 3, 0, 1]]  # sku-10 < sku-2 < sku-9

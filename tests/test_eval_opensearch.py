@@ -83,6 +83,48 @@ def test_eval_errors_are_one_line(opensearch_url: str, index_name: str, tmp_path
     run = runner.invoke(cli, [*cogr, "--run", "no-such-run", "--runs-dir", str(tmp_path)])
     assert run.exit_code == 1 and "run 'no-such-run' not found" in run.output
     neither = runner.invoke(cli, cogr)
-    assert neither.exit_code == 1 and "exactly one of --query-keywords FILE or --run RUN" in neither.output
-    wrong = runner.invoke(cli, ["eval", "--data", data, "--method", "dense", "--run", "x"])
+    assert neither.exit_code == 1 and "needs --query-keywords FILE or --run RUN" in neither.output
+    wrong = runner.invoke(cli, ["eval", "--data", data, "--method", "dense", "--backend", "shadow"])
     assert wrong.exit_code == 1 and "apply to --method cogr only" in wrong.output
+    mixed = runner.invoke(cli, [*cogr, "--run", "x", "--seed", "3"])
+    assert mixed.exit_code == 1 and "do not apply with --run" in mixed.output
+
+
+def test_eval_defaults_to_the_validation_split_and_never_tunes_on_scored_queries(
+    opensearch_url: str, index_name: str, loaded, tmp_path
+) -> None:
+    base = ["eval", "--data", str(sample_catalog_path()), "--index", index_name, "--method", "bm25",
+            "--opensearch-url", opensearch_url, "--json"]
+    runner = CliRunner()
+    default = runner.invoke(cli, base)
+    assert default.exit_code == 0, default.output
+    payload = json.loads(default.stdout)
+    val_ids = loaded.split(0.1, 0)[1].queries
+    assert payload["settings"]["split"] == "val" and payload["settings"]["queries_in_split"] == len(val_ids)
+    assert payload["settings"]["cutoff_source"].startswith("best F1 on train split")
+    whole = runner.invoke(cli, [*base, "--split", "all"])
+    assert whole.exit_code == 1 and "none is left to tune the bm25 cutoff on" in whole.output
+    fixed = runner.invoke(cli, [*base, "--split", "all", "--cutoff", "5"])
+    assert fixed.exit_code == 0 and json.loads(fixed.stdout)["queries"] == len(loaded.relevant())
+    deep = runner.invoke(cli, [*base, "--depth", "50"])
+    keys = json.loads(deep.stdout).keys()
+    assert "NDCG@10" in keys and not {"NDCG@100", "R@1000", "P@100"} & keys  # no @k beyond --depth
+
+
+def test_eval_with_a_run_scores_the_runs_own_split(opensearch_url: str, index_name: str, loaded, tmp_path) -> None:
+    from cogr_search.training.run_dir import RunDir, atomic_write_json
+
+    ids = sorted(loaded.queries)
+    run = RunDir.create("split-run", tmp_path)
+    held_out, trained = ids[::4], [q for q in ids if q not in ids[::4]]  # not what a seeded split would give
+    atomic_write_json(run.split_path, {"train_queries": trained, "val_queries": held_out, "items": sorted(loaded.items)})
+    args = ["eval", "--data", str(sample_catalog_path()), "--index", index_name, "--method", "bm25", "--run", "split-run",
+            "--runs-dir", str(tmp_path), "--opensearch-url", opensearch_url, "--json"]
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 0, result.output
+    s = json.loads(result.stdout)["settings"]
+    assert s["queries_in_split"] == len(held_out) and s["split_source"] == str(run.split_path)
+    assert s["cutoff_tune_queries"] == len([q for q in trained if q in loaded.relevant()])
+    assert "val_fraction" not in s
+    bad = CliRunner().invoke(cli, [*args, "--split", "all"])
+    assert bad.exit_code == 1 and "--split 'all' with --run" in bad.output

@@ -102,7 +102,9 @@ def test_evaluate_ranked_tunes_on_train_and_scores_val() -> None:
     s = result["settings"]
     assert s["split"] == "val" and "train split" in s["cutoff_source"]
     assert s["cutoff_tune_queries"] == len(split.tune.relevant())
-    assert result["R@1000"] == 1.0 and result["MRR@10"] == 1.0
+    assert result["NDCG@10"] == 1.0 and result["MRR@10"] == 1.0
+    assert "R@100" not in result and "NDCG@1000" not in result  # no @k beyond the depth of 50
+    assert max(result["curve"]["k"]) <= 50
     fixed = evaluate_ranked("oracle", rank, split, cutoff=3, depth=50)
     assert fixed["settings"]["cutoff"] == 3 and fixed["settings"]["cutoff_source"] == "--cutoff"
     assert batches[-1] == set(split.evaluate.queries)  # nothing to tune: only val ranked
@@ -112,8 +114,10 @@ def test_evaluate_ranked_tunes_on_train_and_scores_val() -> None:
 
 def test_tune_on_another_set_must_share_the_catalog(tmp_path) -> None:
     dataset = load_dataset(sample_catalog_path())
-    split = choose_split(dataset, None)
+    split = choose_split(dataset, "all")
     rank, _ = _oracle_ranker(dataset, noise=5)
+    with pytest.raises(InputError, match="--split all: every query is scored, so none is left to tune the oracle cutoff on"):
+        evaluate_ranked("oracle", rank, split, depth=20)
     other = dataset.subset(list(dataset.queries)[:5])
     result = evaluate_ranked("oracle", rank, split, tune_on=other, depth=20)
     assert result["settings"]["cutoff_tune_queries"] == 5
@@ -127,7 +131,7 @@ def test_tune_on_another_set_must_share_the_catalog(tmp_path) -> None:
 
 def test_evaluate_sets_uses_exact_counts() -> None:
     dataset = load_dataset(sample_catalog_path())
-    split = choose_split(dataset, None)
+    split = choose_split(dataset, "all")
     relevant = dataset.relevant()
 
     def retrieve(texts, rel):

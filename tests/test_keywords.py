@@ -68,6 +68,21 @@ def test_parse_keeps_decimal_numbers_and_drops_empty_items() -> None:
     assert parse_keywords(text).keywords == ["1.5 gallon", "3.5 in. drill bit"]
 
 
+def test_parse_keeps_thousands_separators_whole() -> None:
+    text = "2,000 lb capacity, 1,250,000 btu,10,000mm, sizes 1,2,3, 2, 000 pcs, 12,5000"
+    assert parse_keywords(text).keywords == [
+        "2,000 lb capacity",
+        "1,250,000 btu",
+        "10,000mm",
+        "sizes 1",
+        "2",
+        "3",
+        "000 pcs",
+        "12",
+        "5000",
+    ]
+
+
 def test_parse_deduplicates_after_normalization_keeping_first_order() -> None:
     text = "Drill, drill, DRILL!, saw, Drill bit, \uff24rill"
     assert parse_keywords(text).keywords == ["drill", "saw", "drill bit"]

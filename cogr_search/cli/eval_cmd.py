@@ -12,7 +12,8 @@ from pathlib import Path
 
 import click
 
-from cogr_search.cli.options import emit_json, json_output, opensearch_url, settings_from
+from cogr_search.cli.options import emit_json, json_output, opensearch_url, runs_dir, settings_from
+from cogr_search.data.split import DEFAULT_SEED, DEFAULT_VAL_FRACTION
 from cogr_search.errors import InputError
 
 METHODS = ("bm25", "cogr", "dense")
@@ -66,11 +67,13 @@ def _connect_checked(opensearch_url: str | None, alias: str | None, method: str,
 @click.option("--data", "data", required=True, type=click.Path(exists=True, path_type=Path), help="Labelled dataset (BEIR, WANDS or cogr-dataset.json directory).")
 @click.option("--index", "alias", default=None, help="Alias holding the catalog (bm25, cogr).")
 @click.option("--method", type=click.Choice(METHODS), required=True)
-@click.option("--split", type=click.Choice(("train", "val", "all")), default=None,
-              help="Evaluate the seeded validation or training queries (default: every query of DATA).")
-@click.option("--val-fraction", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.1, show_default=True)
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the query split.")
-@click.option("--relevance-threshold", type=float, default=None, help="Relevant = score >= X (default: per dataset).")
+@click.option("--split", type=click.Choice(("train", "val", "all")), default="val", show_default=True,
+              help="Score the validation queries (baselines tuned on the training ones), the training queries, "
+                   "or every query (baselines then need --cutoff or --tune-on). With --run: the run's own split.")
+@click.option("--val-fraction", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=None,
+              help=f"Share of queries held out for validation [default: {DEFAULT_VAL_FRACTION}; with --run: the run's].")
+@click.option("--seed", type=int, default=None, help=f"Seed of the query split [default: {DEFAULT_SEED}; with --run: the run's].")
+@click.option("--relevance-threshold", type=float, default=None, help="Relevant = score >= X [default: the dataset's cogr-dataset.json or known description; else refused].")
 @click.option("--cutoff", type=click.IntRange(1), default=None, help="bm25/dense: fix the top-K cutoff for P/R/F1 instead of tuning it.")
 @click.option("--tune-on", type=click.Path(exists=True, path_type=Path), default=None,
               help="bm25/dense: choose the cutoff on this labelled query set (same catalog).")
@@ -78,10 +81,11 @@ def _connect_checked(opensearch_url: str | None, alias: str | None, method: str,
 @click.option("--fields", default="title,description", show_default=True, help="bm25: fields to match (OpenSearch syntax, boosts allowed).")
 @click.option("--query-keywords", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
               help="cogr: query keyword file (JSONL of {id, keywords}).")
-@click.option("--run", "run", default=None, help="cogr: generate query keywords with this run's query generator.")
+@click.option("--run", "run", default=None,
+              help="Score the queries this run held out (its split.json); cogr without --query-keywords: "
+                   "generate their keywords with the run's query generator.")
 @click.option("--round", "round_", type=int, default=None, help="cogr --run: round (default: the latest complete round).")
-@click.option("--runs-dir", type=click.Path(file_okay=False, path_type=Path), default=None, envvar="COGR_RUNS_DIR",
-              help="cogr --run: folder of runs (default: ./runs).")
+@runs_dir
 @click.option("--backend", type=click.Choice(("opensearch", "shadow")), default="opensearch", show_default=True,
               help="cogr: query OpenSearch, or a shadow index built from the index's keywords.")
 @click.option("--batch-size", type=click.IntRange(1, 1000), default=64, show_default=True, help="Searches per _msearch / texts per embedding batch.")
@@ -93,8 +97,8 @@ def eval_command(
     alias: str | None,
     method: str,
     split: str | None,
-    val_fraction: float,
-    seed: int,
+    val_fraction: float | None,
+    seed: int | None,
     relevance_threshold: float | None,
     cutoff: int | None,
     tune_on: Path | None,
@@ -113,47 +117,60 @@ def eval_command(
     """Score METHOD on DATA's labelled queries: P, R, F1, MRR/NDCG/P/R/F1 @ 10, 100, 1000."""
     from cogr_search.data import choose_split, load_dataset
 
-    if method != "cogr" and (query_keywords or run or round_ is not None or backend != "opensearch"):
-        raise InputError("--query-keywords, --run, --round and --backend apply to --method cogr only")
+    runs_dir = runs_dir or settings_from().runs_dir
+
+    if method != "cogr" and (query_keywords or round_ is not None or backend != "opensearch"):
+        raise InputError("--query-keywords, --round and --backend apply to --method cogr only")
     if method == "cogr" and (cutoff or tune_on):
         raise InputError("--cutoff and --tune-on apply to ranked baselines (bm25, dense), not cogr")
+    if method == "cogr" and query_keywords is None and run is None:
+        raise InputError("--method cogr needs --query-keywords FILE or --run RUN")
+    if run is not None and (val_fraction is not None or seed is not None):
+        raise InputError("--val-fraction and --seed do not apply with --run: the run's own split.json is used")
+    if out is not None:
+        out.parent.mkdir(parents=True, exist_ok=True)  # fail before the evaluation, not after it
     dataset = load_dataset(data, relevance_threshold=relevance_threshold)
     for note in dataset.notes:
         click.echo(f"note: {note}", err=True)
-    chosen = choose_split(dataset, split, val_fraction, seed)
-    tune_set = load_dataset(tune_on, relevance_threshold=relevance_threshold) if tune_on else None
-    progress = sys.stderr.isatty()
-    split_settings = {"val_fraction": val_fraction, "seed": seed} if chosen.split != "all" else {}
-
+    dataset.require_threshold()
     from cogr_search.evaluation import methods
+
+    if run is not None:
+        chosen = methods.split_of_run(dataset, run, runs_dir, split)
+    else:
+        chosen = choose_split(dataset, split, DEFAULT_VAL_FRACTION if val_fraction is None else val_fraction,
+                              DEFAULT_SEED if seed is None else seed)
+    tune_set = load_dataset(tune_on, relevance_threshold=relevance_threshold) if tune_on else None
+    if tune_set is not None:
+        tune_set.require_threshold()
+    progress = sys.stderr.isatty()
 
     n_items = len(chosen.evaluate.items)
     if method == "dense":
         cache = settings_from().home / "cache" / "dense"
-        result = methods.evaluate_dense(chosen, cache, tune_set, cutoff, depth, batch_size, progress, split_settings)
+        result = methods.evaluate_dense(chosen, cache, tune_set, cutoff, depth, batch_size, progress)
     elif method == "bm25":
         cluster, alias = _connect_checked(opensearch_url, alias, method, n_items)
         field_list = [f.strip() for f in fields.split(",") if f.strip()]
-        result = methods.evaluate_bm25(
-            cluster, alias, chosen, tune_set, cutoff, depth, field_list, batch_size, progress, split_settings
-        )
+        result = methods.evaluate_bm25(cluster, alias, chosen, tune_set, cutoff, depth, field_list, batch_size, progress)
     else:
-        if (query_keywords is None) == (run is None):
-            raise InputError("--method cogr needs exactly one of --query-keywords FILE or --run RUN")
         cluster, alias = _connect_checked(opensearch_url, alias, method, n_items)
-        if run is not None:
+        if query_keywords is None:
             cache = settings_from().home / "cache" / "eval-keywords"
             result = methods.evaluate_cogr_run(
-                cluster, alias, chosen, run, cache, round_, runs_dir, backend, depth, batch_size, progress, split_settings
+                cluster, alias, chosen, run, cache, round_, runs_dir, backend, depth, batch_size, progress
             )
         else:
             from cogr_search.evaluation.cogr import evaluate_cogr
 
-            result = evaluate_cogr(cluster, alias, chosen, query_keywords, backend, depth, batch_size, progress, split_settings)
+            extra = {"run": run} if run is not None else {}
+            result = evaluate_cogr(cluster, alias, chosen, query_keywords, backend, depth, batch_size, progress, extra)
 
     if out is not None:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(json.dumps(result, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+        from cogr_search.atomic import atomic_open
+
+        with atomic_open(out) as handle:  # an earlier result file is replaced whole or kept
+            handle.write(json.dumps(result, indent=2, sort_keys=True) + "\n")
     if as_json:
         emit_json(result)
     else:

@@ -1,7 +1,11 @@
 """The `cogr-search` command: a click group that only wires subcommands together.
 
 Each command module parses arguments, calls the library and prints; no logic lives here.
-Library errors (`CogrError`) become click's one-line `Error: ...` with exit status 1.
+Whatever a command fails with becomes click's one-line `Error: ...` on stderr with exit
+status 1, never a traceback: library errors (`CogrError`) carry their own message;
+OpenSearch errors that escaped (4xx/5xx, bulk rejections, an unreachable cluster) and
+file errors (missing, unreadable, not UTF-8) are described in one line naming the
+index or file. `COGR_DEBUG=1` re-raises instead, for a traceback.
 """
 
 from __future__ import annotations
@@ -12,14 +16,52 @@ from cogr_search import __version__
 from cogr_search.errors import CogrError
 
 
+def describe_failure(err: BaseException) -> str | None:
+    """One line for an exception a command let escape, or None for a genuine bug."""
+    if isinstance(err, CogrError):
+        return str(err)
+    if type(err).__module__.split(".")[0] == "opensearchpy":
+        from cogr_search.opensearch.client import describe_error
+
+        return describe_error(err)
+    if type(err).__name__ == "ValidationError" and type(err).__module__.startswith("pydantic"):
+        first = err.errors()[0] if err.errors() else {}
+        field = ".".join(str(part) for part in first.get("loc", ())) or "?"
+        return f"setting {field!r} (flag or COGR_{field.upper()}): {first.get('msg', err)}"
+    if isinstance(err, UnicodeDecodeError):
+        return f"input is not valid UTF-8 (byte {err.object[err.start]:#04x} at offset {err.start}); convert it to UTF-8"
+    if isinstance(err, OSError) and err.filename is not None:
+        return f"{err.filename}: {err.strerror or type(err).__name__}"
+    if isinstance(err, OSError):
+        return f"{type(err).__name__}: {err.strerror or err}"
+    return None
+
+
+def _debug() -> bool:
+    """`COGR_DEBUG`, read through the settings; a broken environment means no."""
+    from cogr_search.settings import load_settings
+
+    try:
+        return load_settings().debug
+    except Exception:
+        return False
+
+
 class CogrGroup(click.Group):
-    """A group whose commands report `CogrError` as one line instead of a traceback."""
+    """A group whose commands report failures as one line instead of a traceback."""
 
     def invoke(self, ctx: click.Context) -> object:
         try:
             return super().invoke(ctx)
-        except CogrError as err:
-            raise click.ClickException(str(err)) from err
+        except (click.ClickException, click.exceptions.Exit, click.Abort, SystemExit):
+            raise
+        except KeyboardInterrupt:
+            raise click.ClickException("interrupted") from None
+        except Exception as err:
+            message = describe_failure(err)
+            if message is None or _debug():
+                raise
+            raise click.ClickException(" ".join(message.split())) from err
 
 
 @click.group(cls=CogrGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -40,6 +82,7 @@ def _register() -> None:
         ingest_cmd,
         model_cmd,
         opensearch_cmds,
+        reproduce_cmd,
         sync_cmd,
         train_cmds,
     )
@@ -55,6 +98,7 @@ def _register() -> None:
         expand_cmd.expand,
         eval_cmd.eval_command,
         eval_cmd.report_command,
+        reproduce_cmd.reproduce,
         demo_cmd.demo,
         bench_cmds.bench,
     ):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Callable
+from pathlib import Path
 
 import click
 from pydantic import BaseModel
@@ -13,10 +14,17 @@ from cogr_search.settings import Settings, load_settings
 
 opensearch_url = click.option(
     "--opensearch-url",
-    envvar="COGR_OPENSEARCH_URL",
     default=None,
-    help="An existing cluster (default: the local node started by `cogr-search opensearch start`).",
+    help="An existing cluster [default: $COGR_OPENSEARCH_URL, else the local node of `cogr-search opensearch start`].",
 )
+runs_dir = click.option(
+    "--runs-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Folder of training runs [default: $COGR_RUNS_DIR, else ./runs].",
+)
+"""Flags only: the environment is read by the settings (`settings_from`), not by click,
+so every `COGR_*` variable has one reader and one type check."""
 json_output = click.option("--json", "as_json", is_flag=True, help="Print one JSON object on stdout, nothing else.")
 
 

@@ -8,15 +8,20 @@ How a dataset is recognised (documented in docs/evaluation.md):
 2. Otherwise the layout is detected from the file names (BEIR, then WANDS), and the name
    is the directory name.
 3. The relevance threshold (relevant = score >= threshold) is, in order: the caller's
-   override (`--relevance-threshold`), the JSON file's value, a known dataset name
-   (`homedepot` 2.0, `crowdflower` 3, `homegoods` 1, `wands` 1), the layout's default
-   (WANDS: Exact + Partial), and for any other BEIR set BEIR's own convention, score > 0
-   (stored as the smallest positive score in the file, which selects the same pairs).
+   override (`--relevance-threshold`), the JSON file's value, the WANDS layout's own
+   grades (Exact + Partial), and the packaged description of a known public set whose
+   files cannot carry a JSON file of their own (`homedepot`, `crowdflower`; matched by
+   name and only when every label score lies on that set's scale). Anything else has no
+   threshold: its items and queries load, but evaluation and training refuse it with
+   the score values its labels hold, rather than guess (BEIR's "score > 0" would make
+   every judged pair of a 1..3 scale relevant).
 """
 
 from __future__ import annotations
 
 import json
+from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 
 from cogr_search.data import beir, catalog, wands
@@ -25,7 +30,24 @@ from cogr_search.data.validate import DUPLICATE_POLICIES, LabelTable, fail, read
 from cogr_search.errors import InputError
 
 DATASET_FILE = "cogr-dataset.json"
-KNOWN_THRESHOLDS: dict[str, float] = {"homedepot": 2.0, "crowdflower": 3.0, "homegoods": 1.0, "wands": 1.0}
+
+
+@dataclass(frozen=True)
+class KnownDataset:
+    """What a public set's own description would say: its threshold and score scale."""
+
+    relevance_threshold: float
+    lowest_score: float
+    highest_score: float
+    meaning: str
+
+
+KNOWN_DATASETS: dict[str, KnownDataset] = {
+    "homedepot": KnownDataset(2.0, 1.0, 3.0, "mean of 3 raters, 1 (irrelevant) .. 3 (exact)"),
+    "crowdflower": KnownDataset(3.0, 1.0, 4.0, "median rating 1 .. 4"),
+}
+"""Descriptions of the shared public sets (shared/data/README.md), by dataset name."""
+KNOWN_THRESHOLDS: dict[str, float] = {name: known.relevance_threshold for name, known in KNOWN_DATASETS.items()}
 _SPEC_KEYS = {"name", "relevance_threshold", "layout", "items", "queries", "labels", "description", "duplicate_labels"}
 _PART_KEYS = {
     "items": {"file", "columns", "delimiter"},
@@ -114,14 +136,36 @@ def detect_layout(directory: Path, spec: dict) -> str:
     )
 
 
-def default_threshold(name: str, layout: str, labels: dict[str, dict[str, float]]) -> tuple[float, str]:
-    """(threshold, where it came from) when neither the caller nor the JSON file set one."""
-    if name in KNOWN_THRESHOLDS:
-        return KNOWN_THRESHOLDS[name], f"known dataset {name!r}"
+def score_values(labels: dict[str, dict[str, float]], shown: int = 8) -> str:
+    """The distinct label scores with their counts, for messages: `0 (120), 1 (40), 2 (8)`."""
+    counts = Counter(score for graded in labels.values() for score in graded.values())
+    values = sorted(counts)
+    text = ", ".join(f"{v:g} ({counts[v]})" for v in values[:shown])
+    return text + (f", ... ({len(values) - shown} more values)" if len(values) > shown else "")
+
+
+def default_threshold(
+    directory: Path, name: str, layout: str, labels: dict[str, dict[str, float]]
+) -> tuple[float | None, str]:
+    """(threshold, where it came from) when neither the caller nor the JSON file set one;
+    (None, the refusal) when nothing describes the labels."""
     if layout == "wands":
         return wands.RELEVANCE_THRESHOLD, "WANDS Exact+Partial"
-    positive = [s for graded in labels.values() for s in graded.values() if s > 0]
-    return (min(positive) if positive else 1.0), "score > 0 (BEIR convention)"
+    if not labels:
+        return None, f"{directory}: the dataset has no labels"
+    scores = {score for graded in labels.values() for score in graded.values()}
+    known = KNOWN_DATASETS.get(name)
+    if known is not None:
+        if known.lowest_score <= min(scores) and max(scores) <= known.highest_score:
+            return known.relevance_threshold, f"known dataset {name!r} ({known.meaning})"
+        return None, (
+            f"{directory}: named {name!r}, but its label scores ({score_values(labels)}) are not on that set's "
+            f"scale ({known.meaning}); set relevance_threshold in {directory / DATASET_FILE} or pass --relevance-threshold X"
+        )
+    return None, (
+        f"{directory}: no relevance threshold: its label scores are {score_values(labels)}; "
+        f"set relevance_threshold in {directory / DATASET_FILE} or pass --relevance-threshold X (relevant = score >= X)"
+    )
 
 
 def load_dataset(
@@ -164,5 +208,7 @@ def load_dataset(
     elif spec.get("relevance_threshold") is not None:
         threshold, source = float(spec["relevance_threshold"]), DATASET_FILE
     else:
-        threshold, source = default_threshold(name, layout, labels)
+        threshold, source = default_threshold(path, name, layout, labels)
+    if threshold is None:
+        return Dataset(items, queries, labels, None, name, path, layout, "none", notes, missing_threshold=source)
     return Dataset(items, queries, labels, threshold, name, path, layout, source, notes)

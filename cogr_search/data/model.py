@@ -33,22 +33,26 @@ class Dataset:
     """A catalog, its queries and graded labels (query id -> item id -> score).
 
     `relevance_threshold` binarizes the grades: an item is relevant to a query when its
-    score is >= the threshold. Unjudged pairs are irrelevant.
+    score is >= the threshold. Unjudged pairs are irrelevant. It is None when neither
+    the caller nor the dataset's description says what counts as relevant: the items
+    and queries are usable (ingest, keyword generation), but asking for relevant items
+    fails with `missing_threshold`, which names the score values the labels hold.
     """
 
     items: dict[str, Item]
     queries: dict[str, Query]
     labels: dict[str, dict[str, float]]
-    relevance_threshold: float
+    relevance_threshold: float | None
     name: str
     path: Path
     layout: str = "beir"
     threshold_source: str = field(default="default", compare=False)
     notes: tuple[str, ...] = field(default=(), compare=False)  # remarks for the user (merged repeats)
+    missing_threshold: str = field(default="", compare=False)  # the refusal when the threshold is None
 
     def relevant(self, threshold: float | None = None) -> dict[str, set[str]]:
         """Relevant item ids per query; queries with no relevant item are left out."""
-        cut = self.relevance_threshold if threshold is None else threshold
+        cut = self.require_threshold() if threshold is None else threshold
         out: dict[str, set[str]] = {}
         for qid, graded in self.labels.items():
             if qid not in self.queries:
@@ -57,6 +61,12 @@ class Dataset:
             if rel:
                 out[qid] = rel
         return out
+
+    def require_threshold(self) -> float:
+        """The relevance threshold, or the one-line refusal when the dataset has none."""
+        if self.relevance_threshold is None:
+            raise InputError(self.missing_threshold or f"{self.path}: no relevance threshold: pass --relevance-threshold X")
+        return self.relevance_threshold
 
     def subset(self, query_ids: Iterable[str]) -> Dataset:
         """The same items, only the given queries (and their labels)."""
@@ -97,6 +107,6 @@ class Dataset:
             "items": len(self.items),
             "queries": len(self.queries),
             "judged_pairs": sum(len(g) for g in self.labels.values()),
-            "queries_with_relevant": len(self.relevant()),
+            "queries_with_relevant": len(self.relevant()) if self.relevance_threshold is not None else None,
             "relevance_threshold": self.relevance_threshold,
         }

@@ -15,9 +15,10 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from cogr_search.data import EvalSplit
+from cogr_search.errors import InputError
 from cogr_search.evaluation.runner import evaluate_sets
 from cogr_search.keyword_files import read_keyword_file
-from cogr_search.keywords import DEFAULT_K_MAX, normalize, representation
+from cogr_search.keywords import DEFAULT_K_MAX, representation
 
 BACKENDS = ("opensearch", "shadow")
 
@@ -43,6 +44,8 @@ def evaluate_cogr(
 ) -> dict[str, object]:
     """Metrics of the query keyword file against the index's item keywords."""
     query_keywords = read_keyword_file(query_keywords_path)
+    if not query_keywords:
+        raise InputError(f"{query_keywords_path}: no keyword rows (expected one JSON object per line: {{\"id\", \"keywords\"}})")
     texts = {qid: q.text for qid, q in split.evaluate.queries.items()}
     missing = sum(1 for qid in texts if not query_keywords.get(qid))
     settings: dict[str, object] = {
@@ -59,7 +62,7 @@ def evaluate_cogr(
         retrieve = _shadow_retriever(cluster, alias, query_keywords, depth, k_max, progress, settings)
     else:
         retrieve = _opensearch_retriever(cluster, alias, query_keywords, texts, depth, batch_size, progress, k_max)
-    return evaluate_sets("cogr", retrieve, split, settings=settings)
+    return evaluate_sets("cogr", retrieve, split, depth=depth, settings=settings)
 
 
 def _opensearch_retriever(cluster, alias, query_keywords, texts, depth, batch_size, progress, k_max):
@@ -72,14 +75,12 @@ def _opensearch_retriever(cluster, alias, query_keywords, texts, depth, batch_si
 
 
 def _shadow_retriever(cluster, alias, query_keywords, depth, k_max, progress, settings):
-    from cogr_search.opensearch.eval import indexed_keywords
-    from cogr_search.shadow.index import ItemIndex
+    from cogr_search.opensearch.shadow_build import item_index_from_opensearch
 
     started = time.perf_counter()
-    ids, reps, titles = indexed_keywords(cluster, alias, progress)
-    shadow = ItemIndex.from_representations(ids, reps, [normalize(t) for t in titles], k_max)
+    shadow = item_index_from_opensearch(cluster, alias, k_max, progress=progress)
     settings["shadow_build_seconds"] = round(time.perf_counter() - started, 3)
-    settings["shadow_items"] = len(ids)
+    settings["shadow_items"] = len(shadow)
 
     def retrieve(texts, relevant):
         return shadow.query_results(query_keywords, texts, relevant, k=depth, k_max=k_max)

@@ -124,10 +124,16 @@ def cached_embeddings(
     return np.concatenate(parts, axis=0), not computed
 
 
-def top_k(queries: np.ndarray, items: np.ndarray, k: int, block: int = 256) -> np.ndarray:
+def top_k(
+    queries: np.ndarray, items: np.ndarray, k: int, block: int = 256, tie_order: np.ndarray | None = None
+) -> np.ndarray:
     """Indices of the k most cosine-similar items per query, best first (exact search).
 
-    Ties are broken by the lower item index so the order is reproducible.
+    Equal scores are ordered by `tie_order[index]` (default: the item index); `DenseIndex`
+    passes each item's rank in id order, the tie order of every evaluation ranking.
+    Identical item texts (Home Depot has many) embed identically, so such ties are real.
+    Which of several items tied exactly at the k-th score makes the cut is left to
+    `argpartition`.
     """
     n = items.shape[0]
     k = min(k, n)
@@ -139,7 +145,8 @@ def top_k(queries: np.ndarray, items: np.ndarray, k: int, block: int = 256) -> n
         else:
             part = np.broadcast_to(np.arange(n), scores.shape).copy()
         part_scores = np.take_along_axis(scores, part, axis=1)
-        order = np.lexsort((part, -part_scores), axis=1)
+        ties = part if tie_order is None else tie_order[part]
+        order = np.lexsort((ties, -part_scores), axis=1)
         out[start : start + block] = np.take_along_axis(part, order, axis=1)
     return out
 
@@ -154,10 +161,14 @@ class DenseIndex:
     index_seconds: float
     from_cache: bool
 
+    def __post_init__(self) -> None:
+        self.id_rank = np.empty(len(self.ids), dtype=np.int64)  # each item's rank in id order
+        self.id_rank[sorted(range(len(self.ids)), key=self.ids.__getitem__)] = np.arange(len(self.ids))
+
     def rank(self, queries: Mapping[str, str], depth: int) -> dict[str, list[str]]:
         query_ids = list(queries)
         vectors = self.encoder.encode([queries[q] for q in query_ids])
-        rows = top_k(vectors, self.vectors, depth)
+        rows = top_k(vectors, self.vectors, depth, tie_order=self.id_rank)
         return {qid: [self.ids[j] for j in row] for qid, row in zip(query_ids, rows)}
 
 

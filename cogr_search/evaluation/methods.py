@@ -18,6 +18,21 @@ from cogr_search.evaluation.runner import evaluate_ranked
 DEFAULT_BM25_FIELDS = ("title", "description")
 
 
+def split_of_run(dataset: Dataset, run: str, runs_dir: Path | None = None, split: str | None = None) -> EvalSplit:
+    """The queries a run held out (or trained on), from its own `split.json`.
+
+    Re-deriving a split from flags would only agree with training when the fraction,
+    seed and caps happen to match; the run's recorded ids always do.
+    """
+    from cogr_search.data.split import run_split
+    from cogr_search.training.run_dir import RunDir, read_json
+
+    run_dir = RunDir.open(run, runs_dir)
+    if not run_dir.split_path.is_file():
+        raise CogrError(f"run {run_dir.name!r} has no {run_dir.split_path}: its split step has not run yet")
+    return run_split(dataset, read_json(run_dir.split_path), run_dir.split_path, split)
+
+
 def check_index(cluster, alias: str, n_items: int) -> str | None:
     """Fail early on a missing or empty index; a warning when its size differs from DATA."""
     if not cluster.call(cluster.client.indices.exists, index=alias):

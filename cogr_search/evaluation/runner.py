@@ -21,8 +21,8 @@ from datetime import datetime, timezone
 
 from cogr_search.data import Dataset, EvalSplit
 from cogr_search.errors import InputError
-from cogr_search.evaluation.cutoff import cutoff_curve, results_at_cutoff, tune_cutoff
-from cogr_search.metrics import DEFAULT_KS, QueryResult, compute_metrics
+from cogr_search.evaluation.cutoff import CURVE_GRID, cutoff_curve, results_at_cutoff, tune_cutoff
+from cogr_search.metrics import QueryResult, compute_metrics, ks_for_depth
 
 Ranker = Callable[[Mapping[str, str]], dict[str, list[str]]]
 SetRetriever = Callable[[Mapping[str, str], Mapping[str, set[str]]], dict[str, QueryResult]]
@@ -48,6 +48,12 @@ def _rounded(curve: dict[str, list[float]]) -> dict[str, list[float]]:
     return {key: [round(v, 6) for v in values] for key, values in curve.items()}
 
 
+def _curve(ranked: Mapping[str, Sequence[str]], relevant: Mapping[str, set[str]], depth: int) -> dict[str, list[float]]:
+    """P/R/F1 per cutoff for plots, on the grid points a depth-`depth` ranking reaches."""
+    grid = [k for k in CURVE_GRID if k <= depth] or [depth]
+    return _rounded(cutoff_curve(ranked, relevant, grid))
+
+
 def _timed(fn: Callable[[], dict]) -> tuple[dict, float]:
     started = time.perf_counter()
     out = fn()
@@ -65,6 +71,7 @@ def base_settings(split: EvalSplit, extra: Mapping[str, object]) -> dict[str, ob
         "relevance_threshold": data.relevance_threshold,
         "relevance_threshold_source": data.threshold_source,
         "date": datetime.now(timezone.utc).strftime("%Y-%m-%d"),
+        **split.settings,
         **extra,
     }
 
@@ -76,10 +83,12 @@ def evaluate_ranked(
     cutoff: int | None = None,
     tune_on: Dataset | None = None,
     depth: int = DEFAULT_DEPTH,
-    ks: Sequence[int] = DEFAULT_KS,
     settings: Mapping[str, object] | None = None,
 ) -> dict[str, object]:
-    """Rank, choose the cutoff (fixed, or best F1 on the tuning queries), score."""
+    """Rank, choose the cutoff (fixed, or best F1 on the tuning queries), score.
+
+    @k metrics are reported only for k <= depth.
+    """
     if cutoff is not None and not 1 <= cutoff <= depth:
         raise InputError(f"--cutoff {cutoff}: must be between 1 and the ranking depth {depth}")
     evaluated = split.evaluate
@@ -88,6 +97,15 @@ def evaluate_ranked(
     if tune_on is not None:
         check_same_catalog(evaluated, tune_on)
     needs_tuning = cutoff is None
+    if needs_tuning and tune_set is None:
+        raise InputError(
+            f"--split {split.split}: every query is scored, so none is left to tune the {method} cutoff on; "
+            "give --cutoff K or --tune-on DATA (a cutoff is never tuned on the scored queries)"
+        )
+    if needs_tuning and tune_on is None:
+        overlap = tune_set.queries.keys() & evaluated.queries.keys()
+        if overlap:
+            raise InputError(f"the tuning and scored queries overlap ({len(overlap)} queries, e.g. {sorted(overlap)[0]!r})")
     if needs_tuning and tune_on is None:
         texts = {**query_texts(split.tune), **texts}  # same id space: rank each query once
     ranked, seconds = _timed(lambda: rank(texts))
@@ -108,11 +126,11 @@ def evaluate_ranked(
         info = {"cutoff_source": "--cutoff"}
     evaluated_ranked = {q: ranked.get(q, []) for q in evaluated.queries}
     results = results_at_cutoff(evaluated_ranked, relevant, cutoff)
-    metrics = compute_metrics(results, relevant, ks)
+    metrics = compute_metrics(results, relevant, ks_for_depth(depth))
     return {
         **metrics,
         "method": method,
-        "curve": _rounded(cutoff_curve(evaluated_ranked, relevant)),
+        "curve": _curve(evaluated_ranked, relevant, depth),
         "queries_per_s": round(n_ranked / seconds, 2) if seconds > 0 else None,
         "settings": base_settings(
             split,
@@ -125,19 +143,20 @@ def evaluate_sets(
     method: str,
     retrieve: SetRetriever,
     split: EvalSplit,
-    ks: Sequence[int] = DEFAULT_KS,
+    depth: int = DEFAULT_DEPTH,
     settings: Mapping[str, object] | None = None,
 ) -> dict[str, object]:
-    """Score a method that returns exact retrieved-set counts (no cutoff involved)."""
+    """Score a method that returns exact retrieved-set counts (no cutoff involved);
+    `depth` is how long its ranked lists are, so @k metrics stop at k <= depth."""
     evaluated = split.evaluate
     relevant = evaluated.relevant()
     texts = query_texts(evaluated)
     results, seconds = _timed(lambda: retrieve(texts, relevant))
-    metrics = compute_metrics(results, relevant, ks)
+    metrics = compute_metrics(results, relevant, ks_for_depth(depth))
     return {
         **metrics,
         "method": method,
-        "curve": _rounded(cutoff_curve({q: r.ranked for q, r in results.items()}, relevant)),
+        "curve": _curve({q: r.ranked for q, r in results.items()}, relevant, depth),
         "queries_per_s": round(len(texts) / seconds, 2) if seconds > 0 else None,
         "settings": base_settings(
             split, {"queries_retrieved": len(texts), "retrieval_seconds": round(seconds, 3), **(settings or {})}

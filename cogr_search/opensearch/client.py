@@ -9,6 +9,7 @@ one-line `ClusterUnreachable` naming the URL instead of a stack trace.
 from __future__ import annotations
 
 import json
+import re
 from types import SimpleNamespace
 from collections.abc import Callable
 from typing import TypeVar
@@ -106,13 +107,57 @@ class Cluster:
         return self.call(self.client.info)
 
 
+_ERRNO = re.compile(r"\[Errno -?\d+\] ([^)'\"]+)")
+
+
 def _one_line(exc: BaseException | None) -> str:
     if exc is None:
         return "unknown error"
     if isinstance(exc, os_exc.TransportError) and exc.status_code not in (None, "N/A"):
         return f"HTTP {exc.status_code} {exc.error}"
-    text = str(exc).strip().splitlines()
-    return f"{type(exc).__name__}: {text[0] if text else ''}"[:300]
+    text = " ".join(str(exc).split())
+    if isinstance(exc, (os_exc.ConnectionError, os_exc.ConnectionTimeout)):
+        reason = _ERRNO.search(text)  # "[Errno 111] Connection refused" inside urllib3's repr
+        if reason:
+            return reason.group(1).strip()
+        if isinstance(exc, os_exc.ConnectionTimeout):
+            return "timed out"
+    return f"{type(exc).__name__}: {text}"[:300]
+
+
+def _root_cause(info: object) -> dict:
+    """The first root cause of an OpenSearch error body (`{"error": {"root_cause": [...]}}`)."""
+    error = info.get("error") if isinstance(info, dict) else None
+    if not isinstance(error, dict):
+        return {}
+    causes = error.get("root_cause") or [error]
+    return causes[0] if isinstance(causes[0], dict) else {}
+
+
+def describe_error(exc: BaseException) -> str | None:
+    """One line for an opensearch-py exception that escaped a command, naming the index
+    where the cluster says which; None for exceptions that are not opensearch-py's."""
+    from opensearchpy.helpers import BulkIndexError, ScanError
+
+    if isinstance(exc, BulkIndexError):
+        errors = exc.errors if isinstance(exc.errors, list) else []
+        first = next(iter(errors[0].values()), {}) if errors and isinstance(errors[0], dict) else {}
+        reason = (first.get("error") or {}).get("reason", first.get("error")) if isinstance(first, dict) else None
+        where = f"index {first.get('_index')!r}, document {first.get('_id')!r}" if isinstance(first, dict) else "bulk"
+        return f"OpenSearch rejected {len(errors)} document(s); first: {where}: {str(reason)[:200]}"
+    if isinstance(exc, ScanError):
+        return f"OpenSearch scroll failed: {' '.join(str(exc).split())[:300]}"
+    if isinstance(exc, (os_exc.ConnectionError, os_exc.ConnectionTimeout)):
+        return f"cannot reach OpenSearch: {_one_line(exc)}"
+    if isinstance(exc, os_exc.TransportError):
+        cause = _root_cause(exc.info)
+        reason = cause.get("reason") or (exc.info if isinstance(exc.info, str) else "")
+        index = cause.get("index")
+        where = f" on index {index!r}" if index else ""
+        return f"OpenSearch refused the request{where} (HTTP {exc.status_code} {exc.error}): {' '.join(str(reason).split())[:300]}"
+    if isinstance(exc, os_exc.OpenSearchException):
+        return f"OpenSearch client error: {' '.join(str(exc).split())[:300]}"
+    return None
 
 
 def connect(settings: Settings, url: str | None = None) -> Cluster:

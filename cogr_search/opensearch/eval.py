@@ -15,15 +15,20 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
 
-from opensearchpy import helpers
+from opensearchpy import exceptions as os_exc
 from tqdm import tqdm
 
 from cogr_search.errors import CogrError
 from cogr_search.metrics import QueryResult
-from cogr_search.opensearch.client import Cluster
+from cogr_search.opensearch.client import Cluster, describe_error
 
 DEFAULT_BATCH = 64
 ID_FIELD = "id"  # the item id as a keyword doc value: fetching it skips stored fields
+TIE_ORDER = [{"_score": "desc"}, {ID_FIELD: "asc"}]
+"""The one ranking order of evaluation (the shadow index uses the same, see
+`ItemIndex.id_order`): without it, equal scores fall back to Lucene's internal doc id,
+which depends on segments, merges and deletions, and moves P@k/NDCG@k on catalogs with
+many identical titles."""
 DEFAULT_FIELDS = ("title", "description")
 TP_AGG = "true_positives"
 
@@ -42,7 +47,10 @@ def msearch(cluster: Cluster, index: str, bodies: Sequence[dict], filter_path: S
     kwargs: dict[str, object] = {"index": index, "body": "\n".join(lines) + "\n"}
     if filter_path:
         kwargs["filter_path"] = ",".join(["responses.error", "responses.status", *filter_path])
-    responses = cluster.call(cluster.client.msearch, **kwargs).get("responses", [])
+    try:
+        responses = cluster.call(cluster.client.msearch, **kwargs).get("responses", [])
+    except os_exc.TransportError as err:  # the whole request refused, e.g. a malformed field boost
+        raise CogrError(f"search on {index} failed: {describe_error(err)}") from err
     if len(responses) != len(bodies):
         raise CogrError(f"_msearch on {index} returned {len(responses)} responses for {len(bodies)} searches")
     for response in responses:
@@ -72,6 +80,7 @@ def ranked_ids(
                 {
                     "query": queries[q],
                     "size": depth,
+                    "sort": TIE_ORDER,
                     "stored_fields": "_none_",
                     "docvalue_fields": [ID_FIELD],
                     "track_total_hits": False,
@@ -166,22 +175,3 @@ def keyword_retriever(
         return {qid: QueryResult(counts[qid][0], counts[qid][1], ranked[qid]) for qid in wanted}
 
     return retrieve
-
-
-def indexed_keywords(cluster: Cluster, index: str, progress: bool = False) -> tuple[list[str], list[list[str]], list[str]]:
-    """(item ids, `cogr_keywords` as stored, titles) of every document, in `_id` order.
-
-    What the shadow backend indexes, so both backends see exactly the same keyword sets
-    (the stored field already holds `S_i[:k_max] ∪ {normalize(title)}`; documents that
-    were never synced have none and can only be missed by both).
-    """
-    rows: list[tuple[str, list[str], str]] = []
-    hits = helpers.scan(
-        cluster.client, index=index, query={"query": {"match_all": {}}, "_source": ["title", "cogr_keywords"]}, size=2000
-    )
-    for hit in tqdm(hits, desc="read keywords", unit="doc", disable=not progress, leave=False):
-        source = hit.get("_source", {})
-        keywords = source.get("cogr_keywords") or []
-        rows.append((hit["_id"], [keywords] if isinstance(keywords, str) else list(keywords), source.get("title", "")))
-    rows.sort(key=lambda row: row[0])
-    return [r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows]

@@ -1,4 +1,4 @@
-"""The index body of mappings/ and the names of versioned indices behind an alias.
+"""The index body (packaged `resources/mappings/`) and the names of versioned indices behind an alias.
 
 Each alias NAME is served by concrete indices `NAME-r<round>-<n>` (DESIGN.md section 3).
 Every version is created with the full body from mappings/ (settings, analysis,
@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import copy
 import json
-import os
 import re
 from dataclasses import dataclass
 from functools import lru_cache
+from importlib import resources
 from pathlib import Path
 
 from cogr_search.errors import CogrError
+from cogr_search.settings import load_settings
 
 BODY_FILE = "cogr-items.json"
 _VERSION_RE = r"^{alias}-r(\d+)-(\d+)$"
@@ -25,9 +26,13 @@ _NAME_RE = re.compile(r"^[a-z0-9][a-z0-9_.-]*$")
 
 
 def mappings_dir() -> Path:
-    """`COGR_MAPPINGS_DIR`, else the repository's mappings/ folder."""
-    override = os.environ.get("COGR_MAPPINGS_DIR")
-    return Path(override) if override else Path(__file__).resolve().parents[2] / "mappings"
+    """`COGR_MAPPINGS_DIR` (through the settings), else the templates shipped in the
+    package (`cogr_search/resources/mappings/`, package data), so a wheel install finds
+    them without a checkout."""
+    override = load_settings().mappings_dir
+    if override is not None:
+        return Path(override).expanduser()
+    return Path(str(resources.files("cogr_search") / "resources" / "mappings"))
 
 
 def legacy_template_name(alias: str) -> str:

@@ -18,7 +18,9 @@ To make shadow rankings agree with it, this module copies Lucene 9's arithmetic
 - a token repeated in the query becomes one clause with its boosts summed (Lucene's
   BooleanQuery rewrite deduplicates SHOULD clauses), i.e. boost = repeat count;
 - clause scores are summed in double and the total rounded to float;
-- ties are broken by index order (Lucene breaks them by internal doc id).
+- ties are broken by a caller-given order, which `ItemIndex` makes item id ascending,
+  the order evaluation asks OpenSearch for (`sort: [_score desc, id asc]`): Lucene's
+  own tie-break, the internal doc id, changes with segments, merges and deletions.
 """
 
 from __future__ import annotations
@@ -158,11 +160,19 @@ class BM25Index:
             total[where[hit]] += partial.astype(np.float64)
         return total.astype(np.float32)
 
-    def rank(self, keywords: Sequence[str], candidates: np.ndarray, k: int | None = None) -> tuple[np.ndarray, np.ndarray]:
-        """Candidates ordered by score descending, ties by position; (positions, scores)."""
+    def rank(
+        self,
+        keywords: Sequence[str],
+        candidates: np.ndarray,
+        k: int | None = None,
+        tie_order: np.ndarray | None = None,
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Candidates ordered by score descending, ties by `tie_order[position]`
+        (default: by position); (positions, scores)."""
         candidates = np.asarray(candidates, dtype=np.int64)
         scores = self.scores(keywords, candidates)
-        order = np.lexsort((candidates, -scores))
+        ties = candidates if tie_order is None else tie_order[candidates]
+        order = np.lexsort((ties, -scores))
         if k is not None:
             order = order[:k]
         return candidates[order], scores[order]

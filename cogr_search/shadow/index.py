@@ -49,6 +49,7 @@ class ItemIndex:
         t_indptr, t_members = transpose_csr(item_indptr, item_terms, len(vocab.terms))
         self.postings = Postings(vocab.terms, vocab.ids, t_indptr, t_members, len(item_ids), dense_min_df)
         self._bm25: BM25Index | None = None
+        self._id_order: np.ndarray | None = None
 
     # ----------------------------------------------------------------- building
     @classmethod
@@ -170,13 +171,29 @@ class ItemIndex:
             self._bm25 = BM25Index(self.item_indptr, self.item_terms, self.terms)
         return self._bm25
 
+    @property
+    def id_order(self) -> np.ndarray:
+        """Each position's rank in item-id order: the tie-break of every ranking.
+
+        Equal BM25 scores are ordered by item id ascending (code point order, which is
+        the UTF-8 byte order OpenSearch sorts `keyword` fields in), so shadow and
+        OpenSearch rankings agree however the items were loaded or segmented.
+        """
+        if self._id_order is None:
+            order = np.empty(len(self.item_ids), dtype=np.int64)
+            order[np.array(sorted(range(len(self.item_ids)), key=self.item_ids.__getitem__), dtype=np.int64)] = np.arange(
+                len(self.item_ids), dtype=np.int64
+            )
+            self._id_order = order
+        return self._id_order
+
     def search(
         self, keywords: Sequence[str], text: str | None = None, k: int | None = 1000, k_max: int | None = None
     ) -> tuple[int, list[tuple[str, float]]]:
         """(|I_ret|, top-k (item id, BM25 score)) for the keyword-expanded query."""
         rep = representation(keywords, text, k_max)
         retrieved = self.retrieved_positions(self.term_ids(rep))
-        positions, scores = self.bm25.rank(rep, retrieved, k)
+        positions, scores = self.bm25.rank(rep, retrieved, k, self.id_order)
         return len(retrieved), [(self.item_ids[p], float(s)) for p, s in zip(positions, scores)]
 
     def query_results(
@@ -197,7 +214,7 @@ class ItemIndex:
             retrieved = self.retrieved_positions(self.term_ids(rep))
             rel = [self.positions[i] for i in relevant.get(query_id, ()) if i in self.positions]
             n_tp = int(np.count_nonzero(np.isin(rel, retrieved, assume_unique=True))) if rel else 0
-            positions, _ = self.bm25.rank(rep, retrieved, k)
+            positions, _ = self.bm25.rank(rep, retrieved, k, self.id_order)
             results[query_id] = QueryResult(len(retrieved), n_tp, [self.item_ids[p] for p in positions])
         return results
 

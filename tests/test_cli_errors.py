@@ -1,0 +1,144 @@
+"""Bad input through the real CLI: one line on stderr, no traceback, non-zero exit, and
+neither the index nor the run directory changed.
+
+Each case runs `python -m cogr_search.cli ...` as its own process (what a user runs)
+against the session's real node, with a synced alias and a run directory in place.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from cogr_search.data import load_dataset, sample_catalog_path
+from cogr_search.keyword_files import write_keyword_file
+from cogr_search.opensearch.client import Cluster
+from cogr_search.opensearch.indices import alias_target
+from cogr_search.opensearch.ingest import ingest_items
+from cogr_search.opensearch.sync import sync_keywords
+from cogr_search.training.run_dir import RunDir
+from tests.conftest import REPO_ROOT, free_port
+
+pytestmark = pytest.mark.opensearch
+
+SAMPLE = str(sample_catalog_path())
+
+
+def _files(tmp: Path) -> dict[str, Path]:
+    """The bad inputs of the matrix, written once."""
+    beir = {"queries.jsonl": '{"_id": "q1", "text": "oak"}\n', "qrels.tsv": "query-id\tcorpus-id\tscore\nq1\ta\t1\n"}
+    layouts = {
+        "malformed": {**beir, "corpus.jsonl": '{"_id": "a", "title": "oak"}\n{"_id": "b", "title": \n'},
+        "no_title": {**beir, "corpus.jsonl": '{"_id": "a"}\n'},
+        "latin1": {**beir, "corpus.jsonl": b'{"_id": "a", "title": "caf\xe9"}\n'},
+        "unknown_layout": {"readme.txt": "hello\n"},
+    }
+    out: dict[str, Path] = {}
+    for name, files in layouts.items():
+        folder = tmp / name
+        folder.mkdir()
+        for file, content in files.items():
+            (folder / file).write_bytes(content if isinstance(content, bytes) else content.encode())
+        out[name] = folder
+    no_threshold = tmp / "no_threshold"
+    no_threshold.mkdir()
+    for file in ("corpus.jsonl", "queries.jsonl", "qrels.tsv"):
+        (no_threshold / file).write_bytes((sample_catalog_path() / file).read_bytes())
+    out["no_threshold"] = no_threshold
+    singles = {
+        "bad.jsonl": b'{"id": "1", "keywords": ["oak"]}\n{"id": \n',
+        "nokw.jsonl": b'{"id": "1"}\n',
+        "latin1.jsonl": b'{"id": "1", "keywords": ["caf\xe9"]}\n',
+        "empty.jsonl": b"",
+    }
+    for file, content in singles.items():
+        (tmp / file).write_bytes(content)
+        out[file] = tmp / file
+    return out
+
+
+def _cases(alias: str, files: dict[str, Path], runs: Path, dead_url: str) -> list[tuple[str, list[str], str]]:
+    eval_cogr = ["eval", "--data", SAMPLE, "--index", alias, "--method", "cogr"]
+    return [
+        ("malformed JSONL (catalog)", ["ingest", str(files["malformed"]), "--index", alias], "corpus.jsonl:2: invalid JSON"),
+        ("malformed JSONL (keywords)", ["sync", "--index", alias, "--item-keywords", str(files["bad.jsonl"])], "bad.jsonl:2: malformed JSON"),
+        ("missing field (catalog)", ["ingest", str(files["no_title"]), "--index", alias], "corpus.jsonl:1: item 'a' has neither 'title' nor 'text'"),
+        ("missing field (keywords)", ["sync", "--index", alias, "--item-keywords", str(files["nokw.jsonl"])], "nokw.jsonl:1: missing field 'keywords'"),
+        ("non-UTF-8 (catalog)", ["ingest", str(files["latin1"]), "--index", alias], "corpus.jsonl:1: not valid UTF-8"),
+        ("non-UTF-8 (keywords)", [*eval_cogr, "--query-keywords", str(files["latin1.jsonl"])], "latin1.jsonl: not UTF-8"),
+        ("empty file (catalog)", ["ingest", str(files["empty.jsonl"]), "--index", alias], "empty.jsonl: no items found"),
+        ("empty file (keywords)", [*eval_cogr, "--query-keywords", str(files["empty.jsonl"])], "empty.jsonl: no keyword rows"),
+        ("unknown dataset layout", ["ingest", str(files["unknown_layout"]), "--index", alias], "unknown_layout: not a dataset"),
+        ("no relevance threshold", ["eval", "--data", str(files["no_threshold"]), "--index", alias, "--method", "bm25"],
+         "no relevance threshold: its label scores are 0 ("),
+        ("missing alias (eval)", ["eval", "--data", SAMPLE, "--index", "no-such-alias", "--method", "bm25"], "index 'no-such-alias' does not exist"),
+        ("OpenSearch 400", ["eval", "--data", SAMPLE, "--index", alias, "--method", "bm25", "--fields", "title^x"],
+         f"search on {alias} failed: OpenSearch refused the request (HTTP 400"),
+        ("unreachable URL", ["ingest", SAMPLE, "--index", alias, "--opensearch-url", dead_url], f"cannot reach OpenSearch at {dead_url}"),
+        ("run without split.json", [*eval_cogr, "--run", "half-run", "--runs-dir", str(runs)], "split.json: its split step has not run yet"),
+        ("missing run", ["sync", "--index", alias, "--run", "no-such-run", "--runs-dir", str(runs)], "run 'no-such-run' not found"),
+        ("bad setting", ["eval", "--data", SAMPLE, "--index", alias, "--method", "bm25", "--env", "COGR_OPENSEARCH_RETRIES=many"],
+         "setting 'opensearch_retries' (flag or COGR_OPENSEARCH_RETRIES)"),
+    ]
+
+
+def _tree_digest(root: Path) -> str:
+    digest = hashlib.sha256()
+    for path in sorted(root.rglob("*")):
+        digest.update(str(path.relative_to(root)).encode())
+        if path.is_file():
+            digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def _index_state(cluster: Cluster, alias: str) -> tuple:
+    target = alias_target(cluster, alias)
+    cluster.client.indices.refresh(index=alias)
+    docs = cluster.client.search(index=alias, body={"size": 1000, "sort": ["id"], "_source": ["cogr_keywords", "title"]})
+    names = sorted(cluster.client.indices.get(index=f"{alias}-r*"))
+    return target, names, json.dumps([(h["_id"], h["_source"]) for h in docs["hits"]["hits"]], sort_keys=True)
+
+
+def test_bad_input_matrix_one_line_no_traceback_nothing_changed(
+    cluster: Cluster, opensearch_url: str, index_name: str, tmp_path: Path
+) -> None:
+    dataset = load_dataset(sample_catalog_path())
+    ingest_items(cluster, index_name, dataset.items.values(), progress=False)
+    sync_keywords(cluster, index_name, {iid: [item.title.split()[0]] for iid, item in dataset.items.items()}, 1, "m", progress=False)
+    runs = tmp_path / "runs"
+    run = RunDir.create("half-run", runs)
+    write_keyword_file(run.root / "notes.jsonl", [("1", ["oak"])])
+    files = _files(tmp_path)
+    before = (_index_state(cluster, index_name), _tree_digest(runs))
+    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT), "COGR_OPENSEARCH_URL": opensearch_url, "COGR_OPENSEARCH_RETRIES": "1",
+           "COGR_HOME": str(tmp_path / "home")}
+    env.pop("COGR_DEBUG", None)
+    failures = []
+    for name, args, expected in _cases(index_name, files, runs, f"http://127.0.0.1:{free_port()}"):
+        case_env = dict(env)
+        if "--env" in args:
+            at = args.index("--env")
+            key, value = args[at + 1].split("=", 1)
+            case_env[key] = value
+            args = args[:at] + args[at + 2 :]
+        done = subprocess.run([sys.executable, "-m", "cogr_search.cli", *args], capture_output=True, text=True, env=case_env, timeout=120)
+        lines = done.stderr.strip().splitlines()
+        problem = None
+        if done.returncode == 0:
+            problem = "exit status 0"
+        elif "Traceback" in done.stderr:
+            problem = "traceback"
+        elif len(lines) != 1 or not lines[0].startswith("Error: "):
+            problem = f"not one error line: {lines}"
+        elif expected not in lines[0]:
+            problem = f"message {lines[0]!r} lacks {expected!r}"
+        if problem:
+            failures.append(f"{name}: {problem}")
+    assert not failures, "\n".join(failures)
+    assert (_index_state(cluster, index_name), _tree_digest(runs)) == before
