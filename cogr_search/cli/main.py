@@ -39,6 +39,8 @@ def _register() -> None:
         ingest_cmd,
         model_cmd,
         opensearch_cmds,
+        search_cmd,
+        serve_cmd,
         sync_cmd,
         train_cmds,
     )
@@ -51,6 +53,8 @@ def _register() -> None:
         train_cmds.train,
         sync_cmd.sync,
         expand_cmd.expand,
+        search_cmd.search,
+        serve_cmd.serve,
         eval_cmd.eval_command,
         eval_cmd.report_command,
         demo_cmd.demo,
