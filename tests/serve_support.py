@@ -10,23 +10,18 @@ a deadline.
 
 from __future__ import annotations
 
-import json
 import os
-import subprocess
-import sys
-import time
-import urllib.error
-import urllib.request
-from collections.abc import Sequence
 from pathlib import Path
 
 from cogr_search.generators.model_cache import ensure_default_model
 from cogr_search.generators.prompts import load_prompts
+from cogr_search.serve import process
+from cogr_search.serve.process import http_json as http
 from cogr_search.training.run_dir import RunDir, weights_digest
 
-from tests.conftest import REPO_ROOT, free_port
+from tests.conftest import REPO_ROOT
 
-START_DEADLINE_S = 180.0
+__all__ = ["ServiceProcess", "http", "make_base_run", "subprocess_env"]
 
 
 def make_base_run(runs_dir: Path, name: str = "serve-test", max_new_tokens: int = 12) -> RunDir:
@@ -54,59 +49,8 @@ def subprocess_env() -> dict[str, str]:
     return env
 
 
-def http(method: str, url: str, payload: object = None, raw: bytes | None = None, timeout: float = 120.0) -> tuple[int, dict]:
-    """(status, JSON body) of one request; HTTP errors are answers, not exceptions."""
-    data = raw if raw is not None else (None if payload is None else json.dumps(payload).encode())
-    request = urllib.request.Request(url, data=data, method=method, headers={"Content-Type": "application/json"})
-    try:
-        with urllib.request.urlopen(request, timeout=timeout) as response:
-            return response.status, json.loads(response.read())
-    except urllib.error.HTTPError as err:
-        return err.code, json.loads(err.read())
-
-
-class ServiceProcess:
-    """`cogr-search serve` in a subprocess; a context manager that waits for /health."""
+class ServiceProcess(process.ServiceProcess):
+    """The service for a test: this checkout's code, one torch thread."""
 
     def __init__(self, run: RunDir, *options: str) -> None:
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        self.args = [sys.executable, "-m", "cogr_search.cli", "serve", "--run", str(run.root),
-                     "--port", str(self.port), *options]
-        self.process: subprocess.Popen | None = None
-
-    def __enter__(self) -> ServiceProcess:
-        self.process = subprocess.Popen(self.args, env=subprocess_env(), stdout=subprocess.PIPE,
-                                        stderr=subprocess.PIPE, text=True)
-        deadline = time.monotonic() + START_DEADLINE_S
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"service exited with {self.process.returncode}: {self.process.stderr.read()}")
-            try:
-                if http("GET", self.url + "/health", timeout=2)[0] == 200:
-                    return self
-            except OSError:
-                pass
-            time.sleep(0.2)  # polling a condition with a deadline, not synchronising by sleep
-        self.__exit__()
-        raise RuntimeError(f"service on {self.url} not ready within {START_DEADLINE_S} s")
-
-    def __exit__(self, *exc: object) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-
-    def health(self) -> dict:
-        return http("GET", self.url + "/health")[1]
-
-    def post(self, route: str, payload: object = None, raw: bytes | None = None) -> tuple[int, dict]:
-        return http("POST", self.url + route, payload, raw)
-
-    def expand(self, texts: Sequence[str]) -> list[list[str]]:
-        status, body = self.post("/v1/expand/query", {"texts": list(texts)})
-        assert status == 200, body
-        return body["keywords"]
+        super().__init__(run.root, *options, env=subprocess_env())
