@@ -135,16 +135,19 @@ def ingest_items(
     total: int | None = None,
     chunk_size: int = CHUNK_SIZE,
     progress: bool = True,
+    pipeline: str | None = None,
 ) -> IngestReport:
     """Create the alias if needed, upsert every item, refresh, and count what is there.
 
     Per-document failures (a mapping conflict, a rejected document) are counted and the
     first few reported; they do not stop the load. An unreachable cluster does.
+    With `pipeline` (an ingest pipeline, e.g. `cogr-ingest`) every item is sent as a whole
+    `index` write through it, because OpenSearch runs ingest pipelines on index writes only.
     """
     started = time.perf_counter()
     state = create_index(cluster, alias)
     index = alias_target(cluster, alias) or state.index
-    mode = "upsert" if has_keywords(cluster, index) else "index"
+    mode = "upsert" if pipeline is None and has_keywords(cluster, index) else "index"
     report = IngestReport(alias=alias, index=index, alias_created=state.created, mode=mode)
     make_actions = upsert_actions if mode == "upsert" else index_actions
     bar = tqdm(total=total, desc=f"ingest -> {alias}", unit="item", disable=not progress, leave=False)
@@ -156,6 +159,7 @@ def ingest_items(
         initial_backoff=1,
         raise_on_error=False,
         raise_on_exception=True,
+        **({"pipeline": pipeline} if pipeline else {}),
     )
     try:
         for ok, info in stream:

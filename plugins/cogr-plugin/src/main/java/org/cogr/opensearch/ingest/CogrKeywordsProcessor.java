@@ -155,44 +155,64 @@ public final class CogrKeywordsProcessor extends AbstractBatchingProcessor {
         }
     }
 
+    /**
+     * Sends the documents that need keywords in one call and answers with new wrappers, one
+     * per input in input order. The input wrappers are never modified: with
+     * {@code ignore_failure}, OpenSearch continues with the originals of failed documents.
+     */
     private void enrich(
         List<IngestDocumentWrapper> wrappers,
         String model,
         ResumeOnNode.Resumer resumer,
         Consumer<List<IngestDocumentWrapper>> handler
     ) {
-        List<IngestDocumentWrapper> toSend = new ArrayList<>();
+        Exception[] errors = new Exception[wrappers.size()];
+        List<Integer> toSend = new ArrayList<>();
         List<ItemText> items = new ArrayList<>();
-        for (IngestDocumentWrapper wrapper : wrappers) {
+        for (int i = 0; i < wrappers.size(); i++) {
+            IngestDocumentWrapper wrapper = wrappers.get(i);
             IngestDocument doc = wrapper.getIngestDocument();
-            if (wrapper.getException() != null || doc == null || isCurrent(doc, model)) {
+            errors[i] = wrapper.getException();
+            if (errors[i] != null || doc == null || isCurrent(doc, model)) {
                 continue;
             }
             String title = text(doc, titleField);
-            String description = text(doc, descriptionField);
-            if (title.isBlank() && description.isBlank()) {
-                wrapper.update(doc, new OpenSearchStatusException(
-                    "[" + TYPE + "]" + tagText() + " document has neither [" + titleField + "] nor [" + descriptionField + "] text",
+            if (title.isBlank()) {
+                // The item route requires a title; one such document must not fail its whole batch.
+                errors[i] = new OpenSearchStatusException(
+                    "[" + TYPE + "]" + tagText() + " document has no [" + titleField + "] text to generate keywords from",
                     RestStatus.BAD_REQUEST
-                ));
+                );
                 continue;
             }
-            toSend.add(wrapper);
-            items.add(new ItemText(itemId(doc, wrapper.getSlot()), title, description));
+            toSend.add(i);
+            items.add(new ItemText(itemId(doc, wrapper.getSlot()), title, text(doc, descriptionField)));
         }
         if (toSend.isEmpty()) {
-            handler.accept(wrappers);
+            handler.accept(results(wrappers, errors));
             return;
         }
         client.expandItems(items, timeout).whenComplete((expansion, error) -> resumer.resume(() -> {
             if (error != null) {
-                fail(toSend, error);
+                Exception failure = batchFailure(toSend.size(), error);
+                for (int i : toSend) {
+                    errors[i] = failure;
+                }
             } else {
                 remember(expansion.model());
-                fill(toSend, expansion);
+                fill(wrappers, toSend, expansion);
             }
-            handler.accept(wrappers);
+            handler.accept(results(wrappers, errors));
         }));
+    }
+
+    private static List<IngestDocumentWrapper> results(List<IngestDocumentWrapper> wrappers, Exception[] errors) {
+        List<IngestDocumentWrapper> out = new ArrayList<>(wrappers.size());
+        for (int i = 0; i < wrappers.size(); i++) {
+            IngestDocumentWrapper wrapper = wrappers.get(i);
+            out.add(new IngestDocumentWrapper(wrapper.getSlot(), wrapper.getIngestDocument(), errors[i]));
+        }
+        return out;
     }
 
     /** Already enriched by the model the service runs now: nothing to do. */
@@ -204,11 +224,11 @@ public final class CogrKeywordsProcessor extends AbstractBatchingProcessor {
         return model.equals(docModel) && doc.hasField(KEYWORDS_FIELD);
     }
 
-    private void fill(List<IngestDocumentWrapper> sent, Expansion expansion) {
+    private void fill(List<IngestDocumentWrapper> wrappers, List<Integer> sent, Expansion expansion) {
         String now = OffsetDateTime.now(ZoneOffset.UTC).truncatedTo(ChronoUnit.SECONDS).format(DateTimeFormatter.ISO_OFFSET_DATE_TIME);
-        for (int i = 0; i < sent.size(); i++) {
-            IngestDocument doc = sent.get(i).getIngestDocument();
-            List<String> keywords = KeywordNormalizer.representation(expansion.keywords().get(i), text(doc, titleField), kMax);
+        for (int k = 0; k < sent.size(); k++) {
+            IngestDocument doc = wrappers.get(sent.get(k)).getIngestDocument();
+            List<String> keywords = KeywordNormalizer.representation(expansion.keywords().get(k), text(doc, titleField), kMax);
             doc.setFieldValue(KEYWORDS_FIELD, keywords);
             if (expansion.round() != null) {
                 doc.setFieldValue(ROUND_FIELD, expansion.round());
@@ -220,13 +240,11 @@ public final class CogrKeywordsProcessor extends AbstractBatchingProcessor {
         }
     }
 
-    /** Every document of the failed batch gets the same one-line reason; none is dropped. */
-    private void fail(List<IngestDocumentWrapper> sent, Throwable error) {
-        Throwable cause = error.getCause() != null && error instanceof java.util.concurrent.CompletionException ? error.getCause() : error;
-        String reason = "[" + TYPE + "]" + tagText() + " batch of " + sent.size() + " documents not enriched: " + cause.getMessage();
-        for (IngestDocumentWrapper wrapper : sent) {
-            wrapper.update(wrapper.getIngestDocument(), new OpenSearchStatusException(reason, RestStatus.SERVICE_UNAVAILABLE));
-        }
+    /** The one-line reason every document of a failed batch gets (HTTP 503 on its bulk item). */
+    private Exception batchFailure(int size, Throwable error) {
+        Throwable cause = error instanceof java.util.concurrent.CompletionException && error.getCause() != null ? error.getCause() : error;
+        String reason = "[" + TYPE + "]" + tagText() + " batch of " + size + " documents not enriched: " + cause.getMessage();
+        return new OpenSearchStatusException(reason, RestStatus.SERVICE_UNAVAILABLE);
     }
 
     private String tagText() {

@@ -134,13 +134,14 @@ public final class ExpansionServiceClient {
         }
     }
 
-    /** FastAPI puts the reason in {@code detail}; otherwise quote the start of the body. */
+    /** The service puts its one-line reason in {@code error} (FastAPI's own errors: {@code detail}). */
     private static String errorText(String body) {
         String text = body;
         try {
-            Object detail = XContentHelper.convertToMap(JsonXContent.jsonXContent, body, false).get("detail");
-            if (detail != null) {
-                text = detail.toString();
+            Map<String, Object> map = XContentHelper.convertToMap(JsonXContent.jsonXContent, body, false);
+            Object reason = map.containsKey("error") ? map.get("error") : map.get("detail");
+            if (reason != null) {
+                text = reason.toString();
             }
         } catch (RuntimeException e) {
             // not JSON: quote as is
