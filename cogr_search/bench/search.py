@@ -37,6 +37,19 @@ from cogr_search.serve.process import ServiceProcess
 from cogr_search.training.run_dir import RunDir
 
 
+def process_cpu_s(pid: int) -> float | None:
+    """CPU seconds (user + system) a process has used, from /proc; None where unavailable.
+
+    Why: on shared cores, requests per second measure the neighbours as much as the
+    service; the service's own CPU time per request does not depend on them.
+    """
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return None
+
+
 def percentile(values: Sequence[float], q: float) -> float | None:
     """The q-th percentile (nearest rank) of `values`, rounded for the report."""
     if not values:
@@ -154,7 +167,9 @@ def run(
         cached_bodies = [json.dumps({"texts": [t]}).encode() for t in texts]
         host, port = "127.0.0.1", service.port
         single = post_load(host, port, "/v1/expand/query", cached_bodies, clients=1, requests=min(requests, 3_000))
+        cpu_before = process_cpu_s(service.process.pid)
         loaded = post_load(host, port, "/v1/expand/query", cached_bodies, clients=clients, requests=requests)
+        cpu_after = process_cpu_s(service.process.pid)
         health = service.health()
 
     errors = single.errors + loaded.errors
@@ -176,6 +191,11 @@ def run(
         "service_cached_c16_p50_ms": percentile(loaded.latencies_ms, 50),
         "service_cached_c16_p99_ms": percentile(loaded.latencies_ms, 99),
         "service_cached_rps": round(loaded.rps, 1),
+        "service_cached_cpu_us_per_request": (
+            round((cpu_after - cpu_before) / len(loaded.latencies_ms) * 1e6, 1)
+            if cpu_before is not None and cpu_after is not None else None
+        ),
+        "load_average_1m": round(os.getloadavg()[0], 2),
         "settings": {
             "index": alias, "run": run_dir.name, "round": round_, "model": health["model"], "queries": len(texts),
             "queries_from": source, "passes": passes, "field": field, "pipeline": pipeline,
