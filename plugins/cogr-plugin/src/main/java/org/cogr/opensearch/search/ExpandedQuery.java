@@ -56,7 +56,10 @@ final class ExpandedQuery {
 
     private static void collect(QueryBuilder query, String field, Set<String> texts) {
         if (query instanceof MatchQueryBuilder match && field.equals(match.fieldName()) && match.value() != null) {
-            texts.add(match.value().toString());
+            String text = match.value().toString();
+            if (!text.isBlank()) {  // nothing to expand; the service would refuse it anyway
+                texts.add(text);
+            }
         } else if (query instanceof BoolQueryBuilder bool) {
             for (List<QueryBuilder> clauses : List.of(bool.must(), bool.should(), bool.filter(), bool.mustNot())) {
                 for (QueryBuilder clause : clauses) {
