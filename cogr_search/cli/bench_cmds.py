@@ -10,7 +10,7 @@ from pathlib import Path
 
 import click
 
-from cogr_search.cli.options import config_option, emit_json, json_output, settings_from
+from cogr_search.cli.options import config_option, emit_json, json_output, opensearch_url, settings_from
 from cogr_search.opensearch.sync import SyncConfig
 
 
@@ -136,4 +136,36 @@ def rl_bench(run_name: str, runs_dir: Path | None, steps: int, num_generations: 
     )
     with contextlib.redirect_stdout(sys.stderr):
         result = rl.run(run_name, runs_dir, steps, config)
+    _print(result, as_json)
+
+
+@bench.command("search")
+@click.option("--index", "alias", required=True, help="Alias with synced (or enriched) keywords.")
+@click.option("--run", "run_name", required=True, help="Run whose query generator the service serves.")
+@click.option("--round", "round_", type=int, default=None, help="Round (default: the latest complete round).")
+@click.option("--runs-dir", type=click.Path(file_okay=False, path_type=Path), default=None, envvar="COGR_RUNS_DIR")
+@click.option("--data", type=click.Path(exists=True, path_type=Path), default=None,
+              help="Queries to time (default: the run's dataset, else the sample catalog).")
+@click.option("--max-queries", type=click.IntRange(min=1), default=200, show_default=True)
+@click.option("--passes", type=click.IntRange(min=1), default=5, show_default=True, help="Timed passes over the queries.")
+@click.option("--field", default="title", show_default=True, help="Field of the plain BM25 `match`.")
+@click.option("--pipeline", default="cogr", show_default=True, help="Search pipeline to time, if installed.")
+@click.option("--cold-samples", type=click.IntRange(min=1), default=5, show_default=True,
+              help="Uncached expansions timed on the CPU model.")
+@click.option("--clients", type=click.IntRange(min=1), default=16, show_default=True)
+@click.option("--requests", type=click.IntRange(min=100), default=10_000, show_default=True,
+              help="Cached service requests at --clients.")
+@opensearch_url
+@json_output
+def search_bench(alias: str, run_name: str, round_: int | None, runs_dir: Path | None, data: Path | None,
+                 max_queries: int, passes: int, field: str, pipeline: str, cold_samples: int, clients: int,
+                 requests: int, opensearch_url: str | None, as_json: bool) -> None:
+    """BM25 vs expanded vs pipeline latencies on --index, and the service's cold and cached paths."""
+    from cogr_search.bench import search
+    from cogr_search.opensearch.client import connect
+
+    cluster = connect(settings_from(opensearch_url=opensearch_url))
+    result = search.run(cluster, alias, run_name, round_, runs_dir=runs_dir, data=data, max_queries=max_queries,
+                        passes=passes, field=field, pipeline=pipeline, cold_samples=cold_samples, clients=clients,
+                        requests=requests)
     _print(result, as_json)

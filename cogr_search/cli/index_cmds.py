@@ -16,10 +16,30 @@ def index() -> None:
 
 @index.command("create")
 @click.option("--index", "alias", required=True, help="Alias name that readers use.")
+@click.option("--pipelines", is_flag=True, help="Also install the ingest and search pipelines (needs the plugin).")
+@click.option("--service-url", envvar="COGR_SERVICE_URL", default=None, help="Expansion service the pipelines call.")
+@click.option("--ingest-pipeline", default="cogr-ingest", show_default=True, help="Name of the ingest pipeline.")
+@click.option("--search-pipeline", default="cogr", show_default=True, help="Name of the search pipeline.")
+@click.option("--field", default="title", show_default=True, help="Field whose `match` the search pipeline expands.")
+@click.option("--batch-size", type=click.IntRange(1, 1000), default=32, show_default=True,
+              help="Documents per call to the service from the ingest pipeline.")
+@click.option("--default-pipelines", is_flag=True, help="Make both pipelines the defaults of the alias's current version.")
 @opensearch_url
-def create(alias: str, opensearch_url: str | None) -> None:
+def create(alias: str, pipelines: bool, service_url: str | None, ingest_pipeline: str, search_pipeline: str, field: str,
+           batch_size: int, default_pipelines: bool, opensearch_url: str | None) -> None:
     """Install the template, create the first version and point the alias at it (idempotent)."""
+    if (pipelines or default_pipelines) and not service_url:
+        raise click.UsageError("--pipelines needs --service-url URL (or COGR_SERVICE_URL)")
     cluster = connect(settings_from(opensearch_url=opensearch_url))
     state = create_index(cluster, alias)
     verb = "created" if state.created else "exists"
     click.echo(f"{verb}: alias {state.alias} -> {state.index} ({cluster.url})")
+    if pipelines or default_pipelines:
+        from cogr_search.opensearch.pipelines import PipelineConfig, install_pipelines
+
+        config = PipelineConfig(service_url=service_url, field=field, batch_size=batch_size)
+        done = install_pipelines(cluster, config, ingest_pipeline, search_pipeline,
+                                 default_on=alias if default_pipelines else None)
+        click.echo(f"pipelines: ingest {done.ingest_pipeline}, search {done.search_pipeline} -> {done.service_url}")
+        if done.defaults_on:
+            click.echo(f"defaults: {done.defaults_on} uses them (index.default_pipeline, index.search.default_pipeline)")

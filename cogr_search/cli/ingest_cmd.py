@@ -16,9 +16,17 @@ from cogr_search.cli.options import emit_json, json_output, opensearch_url, sett
 @click.option("--columns", default=None, metavar="id=COL,title=COL,description=COL",
               help="Column mapping for a plain CSV/TSV/JSONL catalog file.")
 @click.option("--chunk-size", type=click.IntRange(1, 10_000), default=500, show_default=True, help="Documents per _bulk request.")
+@click.option("--enrich", is_flag=True, help="Then generate item keywords with --run's item generator and write them.")
+@click.option("--run", "run_name", default=None, help="Run whose item generator --enrich uses.")
+@click.option("--round", "round_", type=int, default=None, help="Round of --run (default: its latest).")
+@click.option("--runs-dir", type=click.Path(file_okay=False, path_type=Path), default=None, envvar="COGR_RUNS_DIR")
+@click.option("--pipeline", default=None, is_flag=False, flag_value="cogr-ingest", metavar="[NAME]",
+              help="With --enrich: enrich in OpenSearch through this ingest pipeline (default name cogr-ingest).")
 @opensearch_url
 @json_output
-def ingest(data: Path, alias: str, columns: str | None, chunk_size: int, opensearch_url: str | None, as_json: bool) -> None:
+def ingest(data: Path, alias: str, columns: str | None, chunk_size: int, enrich: bool, run_name: str | None,
+           round_: int | None, runs_dir: Path | None, pipeline: str | None, opensearch_url: str | None,
+           as_json: bool) -> None:
     """Bulk-load DATA's items (id, title, description) into the index behind --index.
 
     DATA is a BEIR or WANDS directory, a directory with a cogr-dataset.json, or a single
@@ -30,14 +38,33 @@ def ingest(data: Path, alias: str, columns: str | None, chunk_size: int, opensea
     from cogr_search.opensearch.client import connect
     from cogr_search.opensearch.ingest import ingest_items
 
+    if enrich and (run_name is None) == (pipeline is None):
+        raise click.UsageError("--enrich needs either --run RUN or --pipeline [NAME]")
+    if pipeline is not None and not enrich:
+        raise click.UsageError("--pipeline goes with --enrich")
     dataset = load_dataset(data, columns=ColumnMapping.parse(columns) if columns else None)
     for note in dataset.notes:
         click.echo(f"note: {note}", err=True)
     cluster = connect(settings_from(opensearch_url=opensearch_url))
+    if pipeline is not None:
+        from cogr_search.opensearch.pipelines import check_pipeline
+
+        check_pipeline(cluster, pipeline)
     report = ingest_items(
-        cluster, alias, dataset.items.values(), total=len(dataset.items), chunk_size=chunk_size, progress=sys.stderr.isatty()
+        cluster, alias, dataset.items.values(), total=len(dataset.items), chunk_size=chunk_size, progress=sys.stderr.isatty(),
+        pipeline=pipeline,
     )
     result = {"data": str(data), "dataset": dataset.name, "opensearch": cluster.url, **report.as_dict()}
+    if pipeline is not None:
+        from cogr_search.opensearch.pipelines import enriched_count
+
+        result["enrich"] = {"pipeline": pipeline, "documents_with_keywords": enriched_count(cluster, alias)}
+    elif enrich:
+        from cogr_search.serve.enrich import enrich_from_run
+
+        enriched = enrich_from_run(cluster, alias, dataset.items.values(), run_name, round_, runs_dir=runs_dir,
+                                   total=len(dataset.items), progress=sys.stderr.isatty())
+        result["enrich"] = enriched.as_dict()
     if as_json:
         emit_json(result)
     else:
@@ -48,5 +75,11 @@ def ingest(data: Path, alias: str, columns: str | None, chunk_size: int, opensea
         )
         for failure in report.failures:
             click.echo(f"  failed: {failure}", err=True)
+    if pipeline is not None and not as_json:
+        click.echo(f"enriched through pipeline {pipeline}: {result['enrich']['documents_with_keywords']} documents carry keywords")
+    elif enrich and not as_json:
+        click.echo(enriched.summary())
     if report.failed:
         raise click.ClickException(f"{report.failed} of {report.items} items failed to index (first: {report.failures[0]})")
+    if pipeline is None and enrich and enriched.failed:
+        raise click.ClickException(f"{enriched.failed} items failed to enrich (first: {enriched.failures[0]})")

@@ -83,6 +83,8 @@ def _register() -> None:
         model_cmd,
         opensearch_cmds,
         reproduce_cmd,
+        search_cmd,
+        serve_cmd,
         sync_cmd,
         train_cmds,
     )
@@ -96,6 +98,8 @@ def _register() -> None:
         train_cmds.train,
         sync_cmd.sync,
         expand_cmd.expand,
+        search_cmd.search,
+        serve_cmd.serve,
         eval_cmd.eval_command,
         eval_cmd.report_command,
         reproduce_cmd.reproduce,

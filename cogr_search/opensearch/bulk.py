@@ -74,6 +74,8 @@ def _lines(action: dict) -> tuple[str, str, str | None]:
     """(id, header line, body line) of one opensearch-py-style action dict."""
     op = action.get("_op_type", "index")
     header = {"_index": action["_index"], "_id": action["_id"]}
+    if action.get("pipeline"):  # an ingest pipeline for this write (index ops only)
+        header["pipeline"] = action["pipeline"]
     if op == "delete":
         body = None
     elif op == "update":

@@ -119,12 +119,16 @@ def merged_document(item: ItemLike, stored: dict | None) -> dict:
 class _Writer:
     """Turns items into bulk actions for one mode, counting what needs no write."""
 
-    def __init__(self, cluster: Cluster, index: str, mode: str, chunk_size: int) -> None:
+    def __init__(self, cluster: Cluster, index: str, mode: str, chunk_size: int, pipeline: str | None = None) -> None:
         self.cluster, self.index, self.mode, self.chunk_size = cluster, index, mode, chunk_size
+        self.pipeline = pipeline
         self.unchanged = 0
 
     def _action(self, item_id: str, doc: dict) -> dict:
-        return {"_op_type": "index", "_index": self.index, "_id": item_id, "_source": doc}
+        action = {"_op_type": "index", "_index": self.index, "_id": item_id, "_source": doc}
+        if self.pipeline:
+            action["pipeline"] = self.pipeline
+        return action
 
     def actions(self, items: Iterable[ItemLike]) -> Iterator[dict]:
         if self.mode == "index":
@@ -149,18 +153,21 @@ def ingest_items(
     total: int | None = None,
     chunk_size: int = CHUNK_SIZE,
     progress: bool = True,
+    pipeline: str | None = None,
 ) -> IngestReport:
     """Create the alias if needed, upsert every item, refresh, and count what is there.
 
     Per-document failures (a mapping conflict, a rejected document) are counted and the
     first few reported; they do not stop the load. An unreachable cluster does.
+    With `pipeline` (an ingest pipeline, e.g. `cogr-ingest`) every item is sent as a whole
+    `index` write through it, because OpenSearch runs ingest pipelines on index writes only.
     """
     started = time.perf_counter()
     state = create_index(cluster, alias)
     index = alias_target(cluster, alias) or state.index
-    mode = "upsert" if has_synced_keywords(cluster, index) else "index"
+    mode = "upsert" if pipeline is None and has_synced_keywords(cluster, index) else "index"
     report = IngestReport(alias=alias, index=index, alias_created=state.created, mode=mode)
-    writer = _Writer(cluster, index, mode, chunk_size)
+    writer = _Writer(cluster, index, mode, chunk_size, pipeline)
     with tqdm(total=total, desc=f"ingest -> {alias}", unit="item", disable=not progress, leave=False) as bar:
         def on_chunk(chunk: BulkResult) -> None:
             bar.update(chunk.sent)

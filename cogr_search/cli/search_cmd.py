@@ -1,0 +1,70 @@
+"""`cogr-search search "text" --index NAME (--run RUN [--round R] | --service URL)`: the
+keyword-expanded search an app would send, with the hits and (`--explain`) which
+keywords each hit matched."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from cogr_search.cli.options import emit_json, json_output, opensearch_url, settings_from
+
+
+@click.command()
+@click.argument("text")
+@click.option("--index", "alias", required=True, help="Alias to search.")
+@click.option("--run", "run_name", default=None, help="Expand with this run's query generator (loaded here).")
+@click.option("--round", "round_", type=int, default=None, help="Round of --run (default: its latest).")
+@click.option("--runs-dir", type=click.Path(file_okay=False, path_type=Path), default=None, envvar="COGR_RUNS_DIR")
+@click.option("--service", "service_url", default=None, envvar="COGR_SERVICE_URL",
+              help="Expand through a running `cogr-search serve` at this URL instead.")
+@click.option("--k", "size", type=click.IntRange(1, 10_000), default=10, show_default=True, help="Hits to return.")
+@click.option("--from", "from_", type=click.IntRange(min=0), default=0, show_default=True, help="Hits to skip.")
+@click.option("--filter", "filters", multiple=True, metavar="JSON",
+              help='An extra filter clause, e.g. \'{"term": {"brand": "acme"}}\' (repeatable).')
+@click.option("--explain", is_flag=True, help="Show which query keywords each hit carries.")
+@opensearch_url
+@json_output
+def search(text: str, alias: str, run_name: str | None, round_: int | None, runs_dir: Path | None,
+           service_url: str | None, size: int, from_: int, filters: tuple[str, ...], explain: bool,
+           opensearch_url: str | None, as_json: bool) -> None:
+    """Expand TEXT into keywords and search --index with the keyword-expanded query."""
+    from cogr_search.opensearch.client import connect
+    from cogr_search.serve.client import CogrSearch
+
+    if (run_name is None) == (service_url is None):
+        raise click.UsageError("give either --run RUN [--round R] or --service URL")
+    clauses = [_filter(raw, i) for i, raw in enumerate(filters)]
+    cluster = connect(settings_from(opensearch_url=opensearch_url))
+    if service_url:
+        api = CogrSearch.from_service(cluster.client, service_url, index=alias)
+    else:
+        api = CogrSearch.from_run(cluster.client, run_name, round_, runs_dir=runs_dir, index=alias)
+    try:
+        result = api.search(text, size=size, from_=from_, filters=clauses or None, explain=explain)
+    finally:
+        api.close()
+    if as_json:
+        emit_json({**result.as_dict(), "index": alias, "run": api.expander.run, "round": api.expander.round,
+                   "model": api.expander.model})
+        return
+    click.echo(f"keywords: {', '.join(result.representation)}")
+    click.echo(f"{result.total} retrieved, {result.took_ms} ms")
+    for rank, hit in enumerate(result.hits, start=from_ + 1):
+        title = (hit.source or {}).get("title", "")
+        score = f"{hit.score:.3f}" if hit.score is not None else "-"
+        click.echo(f"{rank:>3}. {hit.id}  {score}  {title}")
+        if explain:
+            click.echo(f"     matched: {', '.join(hit.matched or [])}")
+
+
+def _filter(raw: str, index: int) -> dict:
+    try:
+        clause = json.loads(raw)
+    except json.JSONDecodeError as err:
+        raise click.BadParameter(f"--filter {index + 1}: not JSON ({err.msg})") from None
+    if not isinstance(clause, dict):
+        raise click.BadParameter(f"--filter {index + 1}: expected a JSON object")
+    return clause

@@ -1,0 +1,162 @@
+"""The ingest pipeline `cogr-ingest` and the search pipeline `cogr` (DESIGN.md section 5).
+
+Both are thin: the work happens in the project's OpenSearch plugin (plugins/cogr-plugin),
+which calls the expansion service (`cogr-search serve`):
+
+- ingest pipeline: the `cogr_keywords` processor fills `cogr_keywords` and the provenance
+  fields for each document, `batch_size` documents per call to the item route, and skips
+  documents already enriched by the service's current model;
+- search pipeline: `cogr_expand` rewrites a plain `match` on a field (default `title`)
+  into the keyword-expanded query, falling back to the original query when the service
+  fails or is slow, and `cogr_expand_status` reports what happened as `ext.cogr` in the
+  response. An existing app then only adds `?search_pipeline=cogr`.
+
+Setting them as index defaults (`index.default_pipeline`, `index.search.default_pipeline`)
+applies to the alias's current version only: a later `sync` writes a new version from the
+index template, and the setting has to be applied again (`set_default_pipelines`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from urllib.parse import quote, urlparse
+
+from opensearchpy import exceptions as os_exc
+
+from cogr_search.errors import CogrError
+from cogr_search.opensearch.client import Cluster
+from cogr_search.opensearch.indices import alias_target
+
+INGEST_PIPELINE = "cogr-ingest"
+SEARCH_PIPELINE = "cogr"
+DEFAULT_BATCH_SIZE = 32  # below the service's default max_texts (64) per request
+INGEST_PROCESSOR = "cogr_keywords"
+SEARCH_PROCESSOR = "cogr_expand"
+STATUS_PROCESSOR = "cogr_expand_status"
+
+
+@dataclass(frozen=True)
+class PipelineConfig:
+    """What the two pipelines are built from; timeouts are OpenSearch time values ("2s")."""
+
+    service_url: str
+    field: str = "title"
+    batch_size: int = DEFAULT_BATCH_SIZE
+    search_timeout: str | None = None
+    ingest_timeout: str | None = None
+    ignore_failure: bool = False
+
+
+@dataclass(frozen=True)
+class PipelinesState:
+    """What `install_pipelines` did, for the command's report."""
+
+    ingest_pipeline: str
+    search_pipeline: str
+    service_url: str
+    defaults_on: str | None
+
+
+def check_service_url(url: str) -> str:
+    """The URL without a trailing slash; a one-line error unless it is http(s)://host[:port]."""
+    parsed = urlparse(url)
+    if parsed.scheme not in ("http", "https") or not parsed.hostname:
+        raise CogrError(f"--service-url {url!r} is not an http:// or https:// URL with a host")
+    return url.rstrip("/")
+
+
+def ingest_pipeline_body(config: PipelineConfig) -> dict:
+    """The `cogr-ingest` definition."""
+    processor: dict = {
+        "service_url": check_service_url(config.service_url),
+        "batch_size": config.batch_size,
+        "tag": "cogr-keywords",
+    }
+    if config.ingest_timeout:
+        processor["timeout"] = config.ingest_timeout
+    if config.ignore_failure:
+        processor["ignore_failure"] = True
+    return {
+        "description": "cogr-search: item keywords from the expansion service (cogr_keywords)",
+        "processors": [{INGEST_PROCESSOR: processor}],
+    }
+
+
+def search_pipeline_body(config: PipelineConfig) -> dict:
+    """The `cogr` definition: expansion on the way in, its status on the way out."""
+    processor: dict = {"service_url": check_service_url(config.service_url), "field": config.field, "tag": "cogr-expand"}
+    if config.search_timeout:
+        processor["timeout"] = config.search_timeout
+    return {
+        "description": "cogr-search: keyword-expanded query for a plain match (cogr_expand)",
+        "request_processors": [{SEARCH_PROCESSOR: processor}],
+        "response_processors": [{STATUS_PROCESSOR: {}}],
+    }
+
+
+def _reason(err: os_exc.TransportError) -> str:
+    """OpenSearch's root cause as one line, with the processor type and property it names."""
+    info = err.info if isinstance(err.info, dict) else {}
+    error = info.get("error", {})
+    cause = (error.get("root_cause") or [error])[0] if isinstance(error, dict) else {}
+    if not isinstance(cause, dict) or not cause.get("reason"):
+        return f"HTTP {err.status_code} {err.error}"
+    where = ", ".join(
+        f"{key.removeprefix('processor_').removesuffix('_name')} {cause[key]}"
+        for key in ("processor_type", "processor_tag", "property_name")
+        if cause.get(key)
+    )
+    return f"{cause['reason']}" + (f" ({where})" if where else "")
+
+
+def _put(cluster: Cluster, kind: str, name: str, body: dict) -> None:
+    path = f"/_ingest/pipeline/{quote(name, safe='')}" if kind == "ingest" else f"/_search/pipeline/{quote(name, safe='')}"
+    try:
+        cluster.call(cluster.client.transport.perform_request, "PUT", path, body=body)
+    except os_exc.TransportError as err:
+        reason = _reason(err)
+        hint = ""
+        if "No processor type exists" in reason:
+            hint = "; is the cogr-search plugin installed on the cluster? (plugins/README.md)"
+        raise CogrError(f"cannot create {kind} pipeline {name!r} on {cluster.url}: {reason}{hint}") from err
+
+
+def set_default_pipelines(cluster: Cluster, alias: str, ingest_name: str, search_name: str) -> str:
+    """Make the pipelines the defaults of the alias's current version; returns that index."""
+    index = alias_target(cluster, alias)
+    if index is None:
+        raise CogrError(f"alias {alias!r} does not exist: run `cogr-search index create --index {alias}` first")
+    settings = {"index": {"default_pipeline": ingest_name, "search.default_pipeline": search_name}}
+    cluster.call(cluster.client.indices.put_settings, index=index, body=settings)
+    return index
+
+
+def install_pipelines(
+    cluster: Cluster,
+    config: PipelineConfig,
+    ingest_name: str = INGEST_PIPELINE,
+    search_name: str = SEARCH_PIPELINE,
+    default_on: str | None = None,
+) -> PipelinesState:
+    """Create (or replace) both pipelines; with `default_on` (an alias) make them its defaults."""
+    _put(cluster, "ingest", ingest_name, ingest_pipeline_body(config))
+    _put(cluster, "search", search_name, search_pipeline_body(config))
+    index = set_default_pipelines(cluster, default_on, ingest_name, search_name) if default_on else None
+    return PipelinesState(ingest_name, search_name, check_service_url(config.service_url), index)
+
+
+def check_pipeline(cluster: Cluster, name: str) -> None:
+    """A one-line error unless ingest pipeline `name` exists (checked before a load through it)."""
+    try:
+        cluster.call(cluster.client.ingest.get_pipeline, id=name)
+    except os_exc.NotFoundError:
+        raise CogrError(
+            f"ingest pipeline {name!r} does not exist on {cluster.url}: "
+            "create it with `cogr-search index create --index NAME --pipelines --service-url URL`"
+        ) from None
+
+
+def enriched_count(cluster: Cluster, alias: str) -> int:
+    """Documents behind `alias` that carry a `cogr_model` tag (written by sync or the pipeline)."""
+    body = {"query": {"exists": {"field": "cogr_model"}}}
+    return cluster.call(cluster.client.count, index=alias, body=body)["count"]

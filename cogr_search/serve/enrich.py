@@ -1,0 +1,157 @@
+"""Client-side enrichment at ingest: item keywords generated here, written with bulk updates.
+
+`cogr-search ingest DATA --index NAME --enrich --run RUN` loads the catalog as usual, then
+calls this: items are taken in batches, those whose document already carries the
+expander's `cogr_model` are skipped (a rerun after a crash, or a re-ingest, generates
+nothing twice), the rest go to the item generator in one call per batch, and their
+`cogr_keywords` (S_i ∪ {normalize(title)}, as sync writes them) and provenance are
+written with partial-document bulk updates, batch by batch, so a crash loses at most
+the batch in progress.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from datetime import datetime, timezone
+from itertools import islice
+
+from opensearchpy import helpers
+from tqdm import tqdm
+
+from cogr_search.errors import CogrError
+from cogr_search.opensearch.client import Cluster
+from cogr_search.opensearch.documents import ItemLike
+from cogr_search.opensearch.indices import alias_target
+from cogr_search.opensearch.sync import document_keywords
+from cogr_search.serve.expander import Expander
+
+MAX_REPORTED_FAILURES = 5
+
+
+@dataclass
+class EnrichReport:
+    """Counts for the ingest summary (and `--json`)."""
+
+    index: str
+    model: str
+    round: int
+    items: int = 0
+    skipped: int = 0
+    generated: int = 0
+    written: int = 0
+    failed: int = 0
+    seconds: float = 0.0
+    failures: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict:
+        return {**asdict(self), "seconds": round(self.seconds, 3)}
+
+    def summary(self) -> str:
+        return (
+            f"enriched {self.index} with {self.model}: {self.generated} items generated, {self.written} written, "
+            f"{self.skipped} already current, {self.failed} failed; {self.seconds:.1f} s"
+        )
+
+
+def _batches(items: Iterable[ItemLike], size: int) -> Iterator[list[ItemLike]]:
+    iterator = iter(items)
+    while batch := list(islice(iterator, size)):
+        yield batch
+
+
+def _current_models(cluster: Cluster, index: str, ids: Sequence[str]) -> dict[str, str | None]:
+    """`cogr_model` of each existing document among `ids`."""
+    response = cluster.call(cluster.client.mget, index=index, body={"ids": list(ids)}, _source_includes="cogr_model")
+    return {doc["_id"]: doc.get("_source", {}).get("cogr_model") for doc in response["docs"] if doc.get("found")}
+
+
+def _update_actions(index: str, items: Sequence[ItemLike], keywords: Sequence[list[str]], provenance: dict) -> list[dict]:
+    return [
+        {"_op_type": "update", "_index": index, "_id": item.id,
+         "doc": {"cogr_keywords": document_keywords(kws, item.title), **provenance}}
+        for item, kws in zip(items, keywords)
+    ]
+
+
+def enrich_index(
+    cluster: Cluster,
+    alias: str,
+    items: Iterable[ItemLike],
+    expander: Expander,
+    *,
+    total: int | None = None,
+    batch_size: int = 32,
+    progress: bool = True,
+) -> EnrichReport:
+    """Fill `cogr_keywords` and provenance of the alias's documents for `items`."""
+    started = time.perf_counter()
+    index = alias_target(cluster, alias)
+    if index is None:
+        raise CogrError(f"alias {alias!r} does not exist: ingest the catalog first")
+    report = EnrichReport(index=index, model=expander.model, round=expander.round)
+    provenance = {
+        "cogr_round": expander.round,
+        "cogr_model": expander.model,
+        "cogr_updated_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+    }
+    bar = tqdm(total=total, desc=f"enrich -> {alias}", unit="item", disable=not progress, leave=False)
+    try:
+        for batch in _batches(items, batch_size):
+            report.items += len(batch)
+            current = _current_models(cluster, index, [i.id for i in batch])
+            todo = [i for i in batch if i.id in current and current[i.id] != expander.model]
+            report.skipped += sum(1 for i in batch if current.get(i.id) == expander.model)
+            for item in batch:
+                if item.id not in current:
+                    _fail(report, item.id, "no such document in the index (not ingested)")
+            if todo:
+                keywords = expander.expand_items(todo)
+                report.generated += len(todo)
+                _write(cluster, _update_actions(index, todo, keywords, provenance), report)
+            bar.update(len(batch))
+    finally:
+        bar.close()
+    cluster.call(cluster.client.indices.refresh, index=index)
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+def _write(cluster: Cluster, actions: list[dict], report: EnrichReport) -> None:
+    for ok, info in helpers.streaming_bulk(cluster.client, actions, max_retries=3, raise_on_error=False):
+        if ok:
+            report.written += 1
+            continue
+        outcome = next(iter(info.values()), {})
+        error = outcome.get("error", {})
+        _fail(report, str(outcome.get("_id", "?")), str(error.get("reason", error) if isinstance(error, dict) else error))
+
+
+def _fail(report: EnrichReport, item_id: str, reason: str) -> None:
+    report.failed += 1
+    if len(report.failures) < MAX_REPORTED_FAILURES:
+        report.failures.append(f"{item_id[:80]}: {reason}")
+
+
+def enrich_from_run(
+    cluster: Cluster,
+    alias: str,
+    items: Iterable[ItemLike],
+    run: str,
+    round_: int | None = None,
+    *,
+    runs_dir: Path | None = None,
+    total: int | None = None,
+    progress: bool = True,
+) -> EnrichReport:
+    """`enrich_index` with `run`'s item generator (of `round_`, default its latest)."""
+    from cogr_search.serve.expander import RunExpander
+
+    expander = RunExpander(run, round_, runs_dir=runs_dir, sides=("item",))
+    try:
+        return enrich_index(cluster, alias, items, expander, total=total, batch_size=expander.batch_size,
+                            progress=progress)
+    finally:
+        expander.close()

@@ -1,0 +1,140 @@
+"""Where a query's (or an item's) keywords come from: a run's local generators, or a
+remote expansion service. Both answer the same thing, the service's contract
+(`serve/app.py`): one normalized keyword set per input, truncated to `k_max`, without
+the input text itself.
+
+The local one loads torch only when constructed, so apps that use a remote service
+import no ML stack.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import urllib.error
+import urllib.request
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Protocol
+
+from cogr_search.errors import CogrError
+from cogr_search.opensearch.documents import ItemLike
+
+
+class Expander(Protocol):
+    """Turns texts (queries) or items into keyword sets, in input order."""
+
+    run: str
+    round: int
+    model: str
+
+    def expand_queries(self, texts: Sequence[str]) -> list[list[str]]: ...
+
+    def expand_items(self, items: Sequence[ItemLike]) -> list[list[str]]: ...
+
+    def close(self) -> None: ...
+
+
+class RunExpander:
+    """A run's query and item generators of one round, loaded in this process.
+
+    `sides` says which generators to load (a query-only app need not hold the item
+    model in memory). Calls are serialized by a lock: one model on shared cores runs
+    fastest one batch at a time, and the backends are not re-entrant.
+    """
+
+    def __init__(
+        self,
+        run: str | Path,
+        round_: int | None = None,
+        *,
+        runs_dir: Path | None = None,
+        sides: Sequence[str] = ("query", "item"),
+        backend: str = "auto",
+        sampling: str = "eval",
+        seed: int | None = 0,
+        max_new_tokens: int | None = None,
+        batch_size: int = 16,
+    ) -> None:
+        from cogr_search.generators.backend import preset
+        from cogr_search.training.run_dir import RunDir
+        from cogr_search.training.run_models import open_generator
+
+        run_dir = RunDir.open(run, runs_dir)
+        self.round = run_dir.require_round(round_)
+        self.run = run_dir.name
+        self.model = run_dir.model_tag(self.round)
+        generation = run_dir.read_config().get("generation", {})
+        budget = max_new_tokens or generation.get("max_new_tokens")  # the run's own budget by default
+        changes: dict[str, object] = {"seed": seed}
+        if budget:
+            changes["max_new_tokens"] = int(budget)
+        self.params = preset(sampling, **changes)
+        self.batch_size = batch_size
+        dtype = str(generation.get("dtype", "auto"))
+        self._generators = {
+            side: open_generator(run_dir, side, self.round, backend=backend, dtype=dtype)[0] for side in sides
+        }
+        self._lock = threading.Lock()
+
+    def _generate(self, side: str, values: Sequence[object]) -> list[list[str]]:
+        generator = self._generators.get(side)
+        if generator is None:
+            raise CogrError(f"run {self.run!r}: the {side} generator is not loaded (sides={sorted(self._generators)})")
+        with self._lock:
+            parsed = generator.generate(values, self.params, batch_size=self.batch_size)
+        return [p.keywords[: generator.k_max] for p in parsed]
+
+    def expand_queries(self, texts: Sequence[str]) -> list[list[str]]:
+        return self._generate("query", texts)
+
+    def expand_items(self, items: Sequence[ItemLike]) -> list[list[str]]:
+        return self._generate("item", items)
+
+    def close(self) -> None:
+        for generator in self._generators.values():
+            generator.close()
+        self._generators.clear()
+
+
+class ServiceExpander:
+    """A running `cogr-search serve`, reached over HTTP with the standard library."""
+
+    def __init__(self, url: str, timeout_s: float = 60.0) -> None:
+        self.url = url.rstrip("/")
+        self.timeout_s = timeout_s
+        health = self._call("GET", "/health")
+        self.run = str(health["run"])
+        self.round = int(health["round"])
+        self.model = str(health["model"])
+
+    def _call(self, method: str, path: str, payload: dict | None = None) -> dict:
+        data = None if payload is None else json.dumps(payload).encode()
+        request = urllib.request.Request(
+            self.url + path, data=data, method=method, headers={"Content-Type": "application/json"}
+        )
+        try:
+            with urllib.request.urlopen(request, timeout=self.timeout_s) as response:
+                return json.loads(response.read())
+        except urllib.error.HTTPError as err:
+            raise CogrError(f"expansion service {self.url}{path}: HTTP {err.code}: {_error_line(err)}") from None
+        except (urllib.error.URLError, TimeoutError, OSError) as err:
+            reason = getattr(err, "reason", err)
+            raise CogrError(f"expansion service {self.url} unreachable: {reason}") from None
+
+    def expand_queries(self, texts: Sequence[str]) -> list[list[str]]:
+        return self._call("POST", "/v1/expand/query", {"texts": list(texts)})["keywords"]
+
+    def expand_items(self, items: Sequence[ItemLike]) -> list[list[str]]:
+        payload = [{"id": i.id, "title": i.title, "description": i.description or ""} for i in items]
+        return self._call("POST", "/v1/expand/item", {"items": payload})["keywords"]
+
+    def close(self) -> None:
+        """Nothing is held between calls."""
+
+
+def _error_line(err: urllib.error.HTTPError) -> str:
+    try:
+        return str(json.loads(err.read()).get("error", err.reason))
+    except (ValueError, AttributeError):
+        return str(err.reason)

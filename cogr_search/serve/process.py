@@ -1,0 +1,102 @@
+"""`cogr-search serve` as a child process: started, waited for on `/health`, stopped.
+
+The benchmark measures the service the way apps reach it (a separate process over
+loopback HTTP), and the tests do the same; both start it through this one class.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import IO
+
+from cogr_search.errors import CogrError
+
+START_DEADLINE_S = 180.0
+POLL_S = 0.2
+
+
+def free_port() -> int:
+    """A loopback port nobody listens on right now (the OS picks it)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def http_json(method: str, url: str, payload: object = None, raw: bytes | None = None,
+              timeout: float = 120.0) -> tuple[int, dict]:
+    """(status, JSON body) of one request; HTTP error statuses are answers, not exceptions."""
+    data = raw if raw is not None else (None if payload is None else json.dumps(payload).encode())
+    request = urllib.request.Request(url, data=data, method=method, headers={"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as response:
+            return response.status, json.loads(response.read())
+    except urllib.error.HTTPError as err:
+        return err.code, json.loads(err.read())
+
+
+class ServiceProcess:
+    """`python -m cogr_search.cli serve --run RUN --port P OPTIONS...` on a free port."""
+
+    def __init__(self, run: str | Path, *options: str, env: Mapping[str, str] | None = None,
+                 deadline_s: float = START_DEADLINE_S) -> None:
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.args = [sys.executable, "-m", "cogr_search.cli", "serve", "--run", str(run), "--port", str(self.port),
+                     *options]
+        self.env = dict(env) if env is not None else dict(os.environ)
+        self.deadline_s = deadline_s
+        self.process: subprocess.Popen | None = None
+        self._log: IO[str] | None = None
+
+    def __enter__(self) -> ServiceProcess:
+        # stderr goes to a file, never a pipe nobody reads (a full pipe would block the service)
+        self._log = tempfile.TemporaryFile(mode="w+")
+        self.process = subprocess.Popen(self.args, env=self.env, stdout=subprocess.DEVNULL, stderr=self._log)
+        deadline = time.monotonic() + self.deadline_s
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                self._log.seek(0)
+                lines = self._log.read().strip().splitlines()
+                raise CogrError(f"the service exited with {self.process.returncode}: {lines[-1] if lines else ''}")
+            try:
+                if http_json("GET", self.url + "/health", timeout=2)[0] == 200:
+                    return self
+            except OSError:
+                pass
+            time.sleep(POLL_S)  # polling readiness with a deadline
+        self.__exit__()
+        raise CogrError(f"the service on {self.url} was not ready within {self.deadline_s:g} s")
+
+    def __exit__(self, *exc: object) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        if self._log is not None:
+            self._log.close()
+            self._log = None
+
+    def health(self) -> dict:
+        return http_json("GET", self.url + "/health")[1]
+
+    def post(self, route: str, payload: object = None, raw: bytes | None = None) -> tuple[int, dict]:
+        return http_json("POST", self.url + route, payload, raw)
+
+    def expand(self, texts: Sequence[str]) -> list[list[str]]:
+        status, body = self.post("/v1/expand/query", {"texts": list(texts)})
+        if status != 200:
+            raise CogrError(f"expansion service answered {status}: {body.get('error')}")
+        return body["keywords"]

@@ -1,0 +1,96 @@
+"""The expansion service's core: one `Batcher` per side over one expander, and health.
+
+Kept apart from the web layer (`app.py`) so its behaviour (batching, de-duplication,
+cache, timeouts) is one object with no HTTP in it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from cogr_search.serve.batcher import Batcher, ModelThread
+from cogr_search.serve.cache import LRUCache
+from cogr_search.serve.expander import Expander
+from cogr_search.serve.limits import ItemInput, Limits
+
+
+@dataclass(frozen=True)
+class ServiceConfig:
+    """Batching, cache and timeout settings (the `cogr-search serve` flags)."""
+
+    cache_size: int = 10_000
+    max_batch: int = 16
+    max_wait_ms: float = 2.0
+    max_pending: int = 1024
+    generation_timeout_s: float = 30.0
+
+
+class ExpansionService:
+    """Query and item expansion for concurrent callers on one event loop."""
+
+    def __init__(self, expander: Expander, config: ServiceConfig = ServiceConfig(), limits: Limits = Limits()) -> None:
+        self.expander = expander
+        self.config = config
+        self.limits = limits
+        self._model_thread: ModelThread | None = None
+        self.query: Batcher[str, list[str]] | None = None
+        self.item: Batcher[ItemInput, list[str]] | None = None
+
+    def identity(self) -> dict:
+        """The `run`, `round` and `model` fields every answer carries."""
+        return {"run": self.expander.run, "round": self.expander.round, "model": self.expander.model}
+
+    def start(self) -> None:
+        """Create the model thread and the batching loops (on the running event loop)."""
+        self._model_thread = ModelThread()
+        options = {
+            "max_batch": self.config.max_batch,
+            "max_wait_s": self.config.max_wait_ms / 1000.0,
+            "max_pending": self.config.max_pending,
+            "timeout_s": self.config.generation_timeout_s,
+        }
+        self.query = Batcher(
+            self.expander.expand_queries, _query_key, self._model_thread, LRUCache(self.config.cache_size), **options
+        )
+        self.item = Batcher(
+            self.expander.expand_items, _item_key, self._model_thread, LRUCache(self.config.cache_size), **options
+        )
+        self.query.start()
+        self.item.start()
+
+    async def stop(self) -> None:
+        for batcher in (self.query, self.item):
+            if batcher is not None:
+                await batcher.stop()
+        if self._model_thread is not None:
+            self._model_thread.close()
+
+    async def expand_queries(self, texts: Sequence[str]) -> list[list[str]]:
+        assert self.query is not None, "ExpansionService.start() was not called"
+        return await self.query.expand(texts)
+
+    async def expand_items(self, items: Sequence[ItemInput]) -> list[list[str]]:
+        assert self.item is not None, "ExpansionService.start() was not called"
+        return await self.item.expand(items)
+
+    def health(self) -> dict:
+        batchers = {"query": self.query, "item": self.item}
+        return {
+            "status": "ok",
+            "model_loaded": self.query is not None,
+            **self.identity(),
+            "cache": {side: b.cache.stats() for side, b in batchers.items() if b is not None},
+            "counters": {side: b.counters.as_dict() for side, b in batchers.items() if b is not None},
+            "in_flight": {side: b.in_flight for side, b in batchers.items() if b is not None},
+            "limits": self.limits.as_dict(),
+            "config": self.config.__dict__,
+        }
+
+
+def _query_key(text: str) -> str:
+    return text
+
+
+def _item_key(item: ItemInput) -> tuple[str, str]:
+    return (item.title, item.description)

@@ -1,0 +1,46 @@
+/*
+ * cogr-search OpenSearch plugin.
+ */
+package org.cogr.opensearch;
+
+import java.util.List;
+
+import org.opensearch.common.settings.Setting;
+import org.opensearch.common.unit.TimeValue;
+
+/**
+ * Every node setting of the plugin, in one place.
+ *
+ * <p>They are defaults for processor configs: a pipeline that names its own
+ * {@code service_url} or {@code timeout} wins, so one cluster can talk to several services.
+ * Set them in {@code opensearch.yml} (Docker: environment) to keep URLs out of pipelines.
+ */
+public final class CogrSettings {
+
+    /** Base URL of the expansion service, e.g. {@code http://cogr-serve:8300}; "" = none. */
+    public static final Setting<String> SERVICE_URL = Setting.simpleString("plugins.cogr.service_url", Setting.Property.NodeScope);
+
+    /** Total time a search may wait for a query expansion before falling back. */
+    public static final Setting<TimeValue> SEARCH_TIMEOUT = Setting.timeSetting(
+        "plugins.cogr.search_timeout",
+        TimeValue.timeValueSeconds(2),
+        TimeValue.timeValueMillis(1),
+        Setting.Property.NodeScope
+    );
+
+    /** Total time one ingest batch may wait for item keywords before its documents fail. */
+    public static final Setting<TimeValue> INGEST_TIMEOUT = Setting.timeSetting(
+        "plugins.cogr.ingest_timeout",
+        TimeValue.timeValueSeconds(60),
+        TimeValue.timeValueMillis(1),
+        Setting.Property.NodeScope
+    );
+
+    private CogrSettings() {
+    }
+
+    /** What the plugin registers. */
+    public static List<Setting<?>> all() {
+        return List.of(SERVICE_URL, SEARCH_TIMEOUT, INGEST_TIMEOUT);
+    }
+}

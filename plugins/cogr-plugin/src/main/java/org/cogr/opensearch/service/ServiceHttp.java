@@ -1,0 +1,45 @@
+/*
+ * cogr-search OpenSearch plugin.
+ */
+package org.cogr.opensearch.service;
+
+import java.net.http.HttpClient;
+import java.security.AccessController;
+import java.security.PrivilegedAction;
+import java.time.Duration;
+
+/**
+ * The one JDK {@link HttpClient} the plugin's processors share.
+ *
+ * <p>Why shared: OpenSearch re-creates processors on every pipeline change, and each JDK
+ * client owns a selector thread and a connection pool; one client per node keeps
+ * connections to the service alive across pipelines. It is created lazily inside
+ * {@code doPrivileged}, so that on a cluster with the security manager its threads run with
+ * the plugin's permissions (plugin-security.policy).
+ */
+public final class ServiceHttp {
+
+    private volatile HttpClient client;
+
+    /** The shared client, created on first use. */
+    public HttpClient client() {
+        HttpClient current = client;
+        if (current == null) {
+            synchronized (this) {
+                current = client;
+                if (current == null) {
+                    current = AccessController.doPrivileged((PrivilegedAction<HttpClient>) () -> HttpClient.newBuilder()
+                        // uvicorn speaks HTTP/1.1 only; skip the h2c upgrade attempt.
+                        .version(HttpClient.Version.HTTP_1_1)
+                        .connectTimeout(Duration.ofSeconds(5))
+                        // The service sits next to the cluster; never route it through a proxy
+                        // picked up from the environment.
+                        .proxy(HttpClient.Builder.NO_PROXY)
+                        .build());
+                    client = current;
+                }
+            }
+        }
+        return current;
+    }
+}
