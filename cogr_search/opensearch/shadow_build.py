@@ -2,44 +2,42 @@
 
 Reading `cogr_keywords` back (rather than the keyword files that were synced) makes the
 shadow index a faithful copy of the served one: whatever sync wrote, truncated or
-merged, is what the shadow matches on. Documents are read in index order (a `_doc`
-scroll, the cheapest); the read order does not matter for rankings, because the shadow
+merged, is what the shadow matches on. Documents are read with the shared, retried
+scan (`opensearch/bulk.py`); the read order does not matter for rankings, because the shadow
 breaks BM25 ties by item id, as evaluation's OpenSearch searches do (`sort: _score desc,
 id asc`), whatever the segments, merges and deletions of the index.
 """
 
 from __future__ import annotations
 
-from opensearchpy import helpers
 from tqdm import tqdm
 
 from cogr_search.keywords import DEFAULT_K_MAX, keyword_set, normalize
+from cogr_search.opensearch import documents as doc_fields
+from cogr_search.opensearch.bulk import scan
 from cogr_search.opensearch.client import Cluster
 from cogr_search.shadow.index import ItemIndex
 
-SOURCE_FIELDS = ["title", "cogr_keywords"]
+SOURCE_FIELDS = [doc_fields.TITLE, doc_fields.KEYWORDS]
 
 
 def scan_keywords(
     cluster: Cluster, index: str, batch_size: int = 2000, progress: bool = False
 ) -> tuple[list[str], list[list[str]], list[str]]:
-    """(document ids, stored `cogr_keywords`, titles), in index order."""
+    """(document ids, stored `cogr_keywords`, titles), in `_id` order."""
     ids: list[str] = []
     keywords: list[list[str]] = []
     titles: list[str] = []
-    hits = helpers.scan(
-        cluster.client,
-        index=index,
-        query={"query": {"match_all": {}}, "_source": SOURCE_FIELDS},
-        size=batch_size,
-        preserve_order=False,  # scroll sorted by _doc: index order
-    )
-    for hit in tqdm(hits, desc="read keywords", unit="doc", disable=not progress, leave=False):
-        source = hit.get("_source") or {}
-        stored = source.get("cogr_keywords") or []
-        ids.append(hit["_id"])
-        keywords.append([stored] if isinstance(stored, str) else list(stored))
-        titles.append(source.get("title") or "")
+    pages = scan(cluster, index, source=SOURCE_FIELDS, page_size=batch_size)
+    with tqdm(desc="read keywords", unit="doc", disable=not progress, leave=False) as bar:
+        for page in pages:
+            for hit in page:
+                source = hit.get("_source") or {}
+                stored = source.get(doc_fields.KEYWORDS) or []
+                ids.append(hit["_id"])
+                keywords.append([stored] if isinstance(stored, str) else list(stored))
+                titles.append(source.get(doc_fields.TITLE) or "")
+            bar.update(len(page))
     return ids, keywords, titles
 
 

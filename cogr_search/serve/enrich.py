@@ -18,14 +18,14 @@ from pathlib import Path
 from datetime import datetime, timezone
 from itertools import islice
 
-from opensearchpy import helpers
 from tqdm import tqdm
 
 from cogr_search.errors import CogrError
+from cogr_search.opensearch import documents as doc_fields
+from cogr_search.opensearch.bulk import bulk_write
 from cogr_search.opensearch.client import Cluster
 from cogr_search.opensearch.documents import ItemLike
 from cogr_search.opensearch.indices import alias_target
-from cogr_search.opensearch.sync import document_keywords
 from cogr_search.serve.expander import Expander
 
 MAX_REPORTED_FAILURES = 5
@@ -64,14 +64,14 @@ def _batches(items: Iterable[ItemLike], size: int) -> Iterator[list[ItemLike]]:
 
 def _current_models(cluster: Cluster, index: str, ids: Sequence[str]) -> dict[str, str | None]:
     """`cogr_model` of each existing document among `ids`."""
-    response = cluster.call(cluster.client.mget, index=index, body={"ids": list(ids)}, _source_includes="cogr_model")
-    return {doc["_id"]: doc.get("_source", {}).get("cogr_model") for doc in response["docs"] if doc.get("found")}
+    response = cluster.call(cluster.client.mget, index=index, body={"ids": list(ids)}, _source_includes=doc_fields.MODEL)
+    return {doc["_id"]: doc.get("_source", {}).get(doc_fields.MODEL) for doc in response["docs"] if doc.get("found")}
 
 
 def _update_actions(index: str, items: Sequence[ItemLike], keywords: Sequence[list[str]], provenance: dict) -> list[dict]:
     return [
         {"_op_type": "update", "_index": index, "_id": item.id,
-         "doc": {"cogr_keywords": document_keywords(kws, item.title), **provenance}}
+         "doc": {doc_fields.KEYWORDS: doc_fields.item_keywords(kws, item.title), **provenance}}
         for item, kws in zip(items, keywords)
     ]
 
@@ -93,9 +93,9 @@ def enrich_index(
         raise CogrError(f"alias {alias!r} does not exist: ingest the catalog first")
     report = EnrichReport(index=index, model=expander.model, round=expander.round)
     provenance = {
-        "cogr_round": expander.round,
-        "cogr_model": expander.model,
-        "cogr_updated_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        doc_fields.ROUND: expander.round,
+        doc_fields.MODEL: expander.model,
+        doc_fields.UPDATED_AT: datetime.now(timezone.utc).isoformat(timespec="seconds"),
     }
     bar = tqdm(total=total, desc=f"enrich -> {alias}", unit="item", disable=not progress, leave=False)
     try:
@@ -120,13 +120,11 @@ def enrich_index(
 
 
 def _write(cluster: Cluster, actions: list[dict], report: EnrichReport) -> None:
-    for ok, info in helpers.streaming_bulk(cluster.client, actions, max_retries=3, raise_on_error=False):
-        if ok:
-            report.written += 1
-            continue
-        outcome = next(iter(info.values()), {})
-        error = outcome.get("error", {})
-        _fail(report, str(outcome.get("_id", "?")), str(error.get("reason", error) if isinstance(error, dict) else error))
+    """The shared bulk loop (retries included); rejected documents are counted by id."""
+    result = bulk_write(cluster, actions)
+    report.written += result.written
+    for failure in result.failures:
+        _fail(report, failure.id, failure.reason)
 
 
 def _fail(report: EnrichReport, item_id: str, reason: str) -> None:
