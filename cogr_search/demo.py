@@ -27,7 +27,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from cogr_search.data import choose_split, load_dataset, sample_catalog_path
+from cogr_search.data import load_dataset, sample_catalog_path
 from cogr_search.settings import Settings
 
 Echo = Callable[[str], None]
@@ -152,7 +152,7 @@ def _phase2(options: DemoOptions, run, syncer, echo: Echo) -> list[dict]:
 def run_demo(settings: Settings, options: DemoOptions, echo: Echo) -> DemoResult:
     """Run (or resume) every step of the demo; returns what the command prints."""
     from cogr_search.evaluation.cogr import evaluate_cogr
-    from cogr_search.evaluation.methods import evaluate_bm25
+    from cogr_search.evaluation.methods import evaluate_bm25, split_of_run
     from cogr_search.evaluation.report import write_report
     from cogr_search.keyword_files import read_keyword_file
     from cogr_search.opensearch.indices import alias_target
@@ -171,7 +171,7 @@ def run_demo(settings: Settings, options: DemoOptions, echo: Echo) -> DemoResult
     syncer = run_round_syncer(cluster, options.index)
     synced = syncer(0, run.item_keywords_path(0), run.model_tag(0))
     echo(f"sync: {options.index} -> {synced['index']} ({synced['with_keywords']} items with keywords, round 0)")
-    split = choose_split(dataset, "val", options.val_fraction, options.seed)
+    split = split_of_run(dataset, str(run.root))  # the queries Phase 1 held out, from split.json
     cogr_sft = evaluate_cogr(cluster, options.index, split, run.query_keywords_path(0))
     cogr_sft["method"] = "cogr-sft"
 
