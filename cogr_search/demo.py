@@ -72,6 +72,7 @@ class DemoResult:
     report_path: Path
     example: dict
     phases: list[dict]
+    hybrid: dict
 
     def as_json(self) -> dict:
         """`demo --json`: BM25, the final CoGR round, and every phase's shadow metrics."""
@@ -80,6 +81,7 @@ class DemoResult:
             "bm25": bm25,
             "cogr": cogr[-1],
             "cogr_sft": cogr[0],
+            "hybrid": self.hybrid,
             "phases": self.phases,
             "example": self.example,
             "run": str(self.run),
@@ -152,7 +154,7 @@ def _phase2(options: DemoOptions, run, syncer, echo: Echo) -> list[dict]:
 def run_demo(settings: Settings, options: DemoOptions, echo: Echo) -> DemoResult:
     """Run (or resume) every step of the demo; returns what the command prints."""
     from cogr_search.evaluation.cogr import evaluate_cogr
-    from cogr_search.evaluation.methods import evaluate_bm25, split_of_run
+    from cogr_search.evaluation.methods import evaluate_bm25, evaluate_hybrid, split_of_run
     from cogr_search.evaluation.report import write_report
     from cogr_search.keyword_files import read_keyword_file
     from cogr_search.opensearch.indices import alias_target
@@ -187,10 +189,11 @@ def run_demo(settings: Settings, options: DemoOptions, echo: Echo) -> DemoResult
         cogr_rl = evaluate_cogr(cluster, options.index, split, run.query_keywords_path(round_))
         cogr_rl["method"] = f"cogr-rl{round_}"
         reports.append(cogr_rl)
+    hybrid = evaluate_hybrid(cluster, options.index, split)  # the served round's keywords as document expansion
     report_path = run.root / "report.md"
-    write_report(reports, report_path, run.root / "report.png", title="cogr-search demo: BM25 vs CoGR keywords")
+    write_report([*reports, hybrid], report_path, run.root / "report.png", title="cogr-search demo: BM25 vs CoGR keywords")
     example = _example(cluster, options.index, split.evaluate, read_keyword_file(run.query_keywords_path(round_)))
-    return DemoResult(cluster.url, run.root, options.index, reports, report_path, example, phases)
+    return DemoResult(cluster.url, run.root, options.index, reports, report_path, example, phases, hybrid)
 
 
 def _example(cluster, alias: str, dataset, query_keywords: dict[str, list[str]]) -> dict:

@@ -37,6 +37,8 @@ def test_demo_runs_end_to_end_and_resumes(opensearch_url, cluster, index_name, t
     assert result.report_path.is_file() and "cogr-rl1" in result.report_path.read_text()
     assert result.example["keywords"] and result.example["retrieved"] >= len(result.example["hits"]) > 0
     assert [p["phase"] for p in result.phases] == ["sft", "rl-query-1", "rl-item-1"]
+    assert result.hybrid["method"] == "hybrid" and result.hybrid["queries"] == result.reports[0]["queries"]
+    assert "cogr_keywords.text" in result.hybrid["settings"]["fields"]
     payload = result.as_json()
     assert payload["cogr"] == result.reports[-1] and payload["bm25"]["method"] == "bm25"
     json.dumps(payload)  # --json prints it as one object

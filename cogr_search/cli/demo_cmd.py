@@ -52,7 +52,7 @@ def demo(index: str, run_name: str, runs_dir: Path | None, sft_steps: int | None
     if as_json:
         emit_json(result.as_json())
         return
-    _print_comparison(result.reports)
+    _print_comparison([*result.reports, result.hybrid])
     _print_phases(result.phases)
     ex = result.example
     click.echo(f"\nquery {ex['query']!r} -> keywords {ex['keywords']}  ({ex['retrieved']} items retrieved)")

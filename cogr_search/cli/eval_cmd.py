@@ -16,7 +16,7 @@ from cogr_search.cli.options import emit_json, json_output, opensearch_url, runs
 from cogr_search.data.split import DEFAULT_SEED, DEFAULT_VAL_FRACTION
 from cogr_search.errors import InputError
 
-METHODS = ("bm25", "cogr", "dense")
+METHODS = ("bm25", "cogr", "dense", "hybrid")
 
 
 def _table(result: dict) -> str:
@@ -153,6 +153,9 @@ def eval_command(
         cluster, alias = _connect_checked(opensearch_url, alias, method, n_items)
         field_list = [f.strip() for f in fields.split(",") if f.strip()]
         result = methods.evaluate_bm25(cluster, alias, chosen, tune_set, cutoff, depth, field_list, batch_size, progress)
+    elif method == "hybrid":
+        cluster, alias = _connect_checked(opensearch_url, alias, method, n_items)
+        result = methods.evaluate_hybrid(cluster, alias, chosen, tune_set, cutoff, depth, batch_size, progress)
     else:
         cluster, alias = _connect_checked(opensearch_url, alias, method, n_items)
         if query_keywords is None:
