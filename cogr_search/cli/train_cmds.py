@@ -164,6 +164,7 @@ _RL_FLAGS = {
     "item_reward": "item_reward",
     "max_queries": "max_queries",
     "max_items": "max_items",
+    "eval_samples": "eval_samples",
     "gen_batch_size": "generation.batch_size",
     "max_new_tokens": "generation.max_new_tokens",
     "backend": "generation.backend",
@@ -225,6 +226,8 @@ def rl_config_from(base: dict, flags: dict) -> object:
             help="Item reward: Eq. 2.3 or the item-centric F (Table 3).")
 @_rl_option("--max-queries", "max_queries", type=int, help="Training queries used for query-side GRPO (CPU runs).")
 @_rl_option("--max-items", "max_items", type=int, help="Items used for item-side GRPO (CPU runs).")
+@_rl_option("--eval-samples", "eval_samples", type=int,
+            help="Query keyword samples per phase for the metrics (mean and spread: the sampling noise).")
 @_rl_option("--gen-batch-size", "generation.batch_size", type=int, help="Prompts per regeneration batch.")
 @_rl_option("--max-new-tokens", "generation.max_new_tokens", type=int, help="Tokens per regenerated keyword list.")
 @_rl_option("--backend", "generation.backend", type=click.Choice(["auto", "transformers", "vllm"]),

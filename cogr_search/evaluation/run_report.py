@@ -32,17 +32,19 @@ def run_markdown(name: str, phases: list[dict]) -> str:
     lines = [
         f"# Training run {name}: phases",
         "",
-        "| phase | val P | val R | val F1 | train F1 | mean reward | zero-std groups | query 1/2/3+ words | "
-        "item 1/2/3+ words | query vocab | item vocab | query vocab in items |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| phase | val P | val R | val F1 | val F1 over samples | train F1 | mean reward | zero-std groups | "
+        "query 1/2/3+ words | item 1/2/3+ words | query vocab | item vocab | query vocab in items |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for p in phases:
         space = p["keyword_space"]
         shares = {side: "/".join(f"{space[side][f'share_{n}']:.2f}" for n in LENGTHS) for side in ("query", "item")}
         reward = "-" if p.get("mean_reward") is None else f"{p['mean_reward']:.4f}"
         zero = "-" if p.get("zero_std_share") is None else f"{p['zero_std_share']:.2f}"
+        samples = p.get("val_F1_samples")
+        spread = f"{p['val_F1_mean']:.4f} ({min(samples):.4f}-{max(samples):.4f}, n={len(samples)})" if samples else "-"
         lines.append(
-            f"| {p['phase']} | {p['val']['P']:.4f} | {p['val']['R']:.4f} | {p['val']['F1']:.4f} | "
+            f"| {p['phase']} | {p['val']['P']:.4f} | {p['val']['R']:.4f} | {p['val']['F1']:.4f} | {spread} | "
             f"{p['train']['F1']:.4f} | {reward} | {zero} | {shares['query']} | {shares['item']} | "
             f"{space['query']['vocabulary']} | {space['item']['vocabulary']} | {space['query_vocabulary_in_items']:.2f} |"
         )

@@ -130,6 +130,11 @@ class Phase2Config(_Document):
     )
     max_queries: int | None = Field(default=None, ge=1, description="Training queries used for query-side GRPO.")
     max_items: int | None = Field(default=None, ge=1, description="Items used for item-side GRPO.")
+    eval_samples: int = Field(
+        default=1, ge=1,
+        description="Query keyword samples (seeds) per phase for the shadow metrics: their mean and spread "
+                    "show how much of a change is sampling noise. Sample 0 is the round's keyword file.",
+    )
     generation: GenerationConfig = GenerationConfig()
 
 

@@ -134,7 +134,7 @@ def run_phase2(
         _check_config(run, config)
         ctx = open_context(run, config, syncer, progress, echo, callbacks)
         report = Phase2Report(run=run.root)
-        _record(ctx, report, "round-0/metrics", lambda: {"phase_metrics": _phase_entry(ctx, "sft", 0, 0, 0, {})})
+        _record(ctx, report, "round-0/metrics", lambda: _sft_metrics(ctx))
         for round_ in range(1, config.rounds + 1):
             for action in (*ROUND_ACTIONS, *(("sync",) if syncer is not None else ())):
                 _record(ctx, report, step_name(round_, action), lambda a=action, r=round_: _ACTIONS[a](ctx, r))
@@ -272,11 +272,34 @@ def _step_rl_query(ctx: _Context, round_: int) -> dict:
     return _grpo(ctx, "query", round_, rows, reward, ctx.config.query)
 
 
-def _step_query_keywords(ctx: _Context, round_: int) -> dict:
+def _query_requests(ctx: _Context) -> list:
     queries = [ctx.dataset.queries[q] for part in ("train_queries", "val_queries") for q in ctx.split[part]]
-    requests = query_requests(ctx.prompts, queries, ctx.phase1.query_top_n)
-    info = _generate(ctx, ctx.run.checkpoint_path(round_, "query"), requests,
+    return query_requests(ctx.prompts, queries, ctx.phase1.query_top_n)
+
+
+def query_sample_paths(run: RunDir, round_: int, samples: int) -> list[Path]:
+    """Round r's query keyword file, then the extra samples (other seeds) kept for metrics."""
+    extra = [run.round_dir(round_) / f"query_keywords.sample-{k}.jsonl" for k in range(1, samples)]
+    return [run.query_keywords_path(round_), *extra]
+
+
+def _generate_extra_samples(ctx: _Context, round_: int) -> None:
+    """The extra query keyword samples of `eval_samples` (resumable, like every keyword file)."""
+    requests = _query_requests(ctx)
+    for k, path in enumerate(query_sample_paths(ctx.run, round_, ctx.config.eval_samples)[1:], start=1):
+        _generate(ctx, ctx.run.checkpoint_path(round_, "query"), requests, path, EVAL,
+                  f"query keywords (round {round_}, sample {k})", seed_offset=k)
+
+
+def _sft_metrics(ctx: _Context) -> dict:
+    _generate_extra_samples(ctx, 0)
+    return {"phase_metrics": _phase_entry(ctx, "sft", 0, 0, 0, {})}
+
+
+def _step_query_keywords(ctx: _Context, round_: int) -> dict:
+    info = _generate(ctx, ctx.run.checkpoint_path(round_, "query"), _query_requests(ctx),
                      ctx.run.query_keywords_path(round_), EVAL, f"query keywords (round {round_})")
+    _generate_extra_samples(ctx, round_)
     grpo = ctx.run.step_info(f"round-{round_}/rl_query") or {}
     info["phase_metrics"] = _phase_entry(ctx, f"rl-query-{round_}", round_, round_ - 1, round_, grpo)
     return info
@@ -317,10 +340,11 @@ _ACTIONS: dict[str, Callable[[_Context, int], dict]] = {
 }
 
 
-def _generate(ctx: _Context, model: Path, requests: list, out: Path, params: SamplingParams, desc: str) -> dict:
+def _generate(ctx: _Context, model: Path, requests: list, out: Path, params: SamplingParams, desc: str,
+              seed_offset: int = 0) -> dict:
     gen = ctx.config.generation
     return generate_with_model(
-        model, requests, out, params.with_(max_new_tokens=gen.max_new_tokens, seed=gen.seed),
+        model, requests, out, params.with_(max_new_tokens=gen.max_new_tokens, seed=gen.seed + seed_offset),
         backend=gen.backend, dtype=gen.dtype, batch_size=gen.batch_size, k_max=ctx.k_max,
         progress=ctx.progress, desc=desc,
     )
@@ -345,23 +369,38 @@ def set_metrics(view: QueryView) -> dict:
 
 
 def _phase_entry(ctx: _Context, phase: str, round_: int, item_round: int, query_round: int, grpo: Mapping) -> dict:
-    """The shadow index's view of one phase's result, for metrics.json."""
+    """The shadow index's view of one phase's result, for metrics.json.
+
+    `val` and `train` score the round's query keyword file (what sync and eval use); with
+    `eval_samples` > 1 the F1 of every sample and their mean are recorded too."""
     items = ctx.item_index(item_round)
-    query_keywords = read_keyword_file(ctx.run.query_keywords_path(query_round))
-    item_keywords = read_keyword_file(ctx.run.item_keywords_path(item_round))
-    return {
+    paths = query_sample_paths(ctx.run, query_round, ctx.config.eval_samples)
+    scores: dict[str, list[dict]] = {"val": [], "train": []}
+    for path in paths:
+        keywords = read_keyword_file(path)
+        for part, name in (("val_queries", "val"), ("train_queries", "train")):
+            texts = ctx.texts(part)
+            view = QueryView.build({q: keywords.get(q, []) for q in texts}, texts, items, ctx.dataset.relevant(), ctx.k_max)
+            scores[name].append(set_metrics(view))
+    entry = {
         "phase": phase,
         "round": round_,
         "item_keywords_round": item_round,
         "query_keywords_round": query_round,
-        "val": set_metrics(ctx.query_view(query_round, "val_queries", items)),
-        "train": set_metrics(ctx.query_view(query_round, "train_queries", items)),
+        "val": scores["val"][0],
+        "train": scores["train"][0],
         "mean_reward": grpo.get("mean_reward"),
         "zero_std_share": grpo.get("zero_std_share"),
         "grpo_steps": grpo.get("steps"),
         "grpo_seconds": grpo.get("seconds"),
-        "keyword_space": keyword_space(query_keywords, item_keywords),
+        "keyword_space": keyword_space(read_keyword_file(paths[0]), read_keyword_file(ctx.run.item_keywords_path(item_round))),
     }
+    if len(paths) > 1:
+        for name, values in scores.items():
+            f1s = [v["F1"] for v in values]
+            entry[f"{name}_F1_samples"] = f1s
+            entry[f"{name}_F1_mean"] = round(sum(f1s) / len(f1s), 4)
+    return entry
 
 
 def write_metrics(run: RunDir) -> list[dict]:
