@@ -45,7 +45,7 @@ class DemoOptions:
     seed: int = 0
     item_keywords: int = 8
     query_top_n: int = 10
-    sft_steps: int = 24
+    sft_steps: int = 20
     sft_batch_size: int = 8
     learning_rate: float = 5e-4
     train_layers: int = 8
@@ -59,7 +59,7 @@ class DemoOptions:
     rl_learning_rate: float = 2e-5
     rl_generations: int = 4
     rl_prompts_per_step: int = 2
-    rl_completion_tokens: int = 48
+    rl_completion_tokens: int = 40
     rl_train_layers: int = 8
 
 
