@@ -67,6 +67,12 @@ def plot_run(name: str, phases: list[dict], path: Path) -> None:
     fig, (left, right) = plt.subplots(1, 2, figsize=(12, 4), constrained_layout=True)
     left.plot(x, [p["val"]["F1"] for p in phases], marker="o", label="validation F1")
     left.plot(x, [p["train"]["F1"] for p in phases], marker="s", linestyle="--", label="training F1")
+    if all(p.get("val_F1_samples") for p in phases):
+        means = [p["val_F1_mean"] for p in phases]
+        low = [min(p["val_F1_samples"]) for p in phases]
+        high = [max(p["val_F1_samples"]) for p in phases]
+        left.plot(x, means, marker="^", label=f"validation F1, mean of {len(phases[0]['val_F1_samples'])} samples")
+        left.fill_between(x, low, high, alpha=0.2, label="validation F1, sample range")
     left.set_xticks(x, labels, rotation=30, ha="right")
     left.set_ylim(0, 1)
     left.set_ylabel("F1 (shadow index, full retrieved set)")
