@@ -125,6 +125,15 @@ def test_phase2_rewards_metrics_resume_and_sync(
     for hit in hits:
         assert set(round1[hit["_id"]][:30]) <= set(hit["_source"]["cogr_keywords"])
 
+    # 4b. measured again with two query keyword samples: sample 0 is the round's own file
+    remeasured = _invoke(["train", "metrics", "--run", "rl-e2e", "--eval-samples", "2", "--json"], runs)
+    assert remeasured.exit_code == 0, remeasured.output
+    again = json.loads(remeasured.stdout)["phases"]
+    for before, after in zip(metrics["phases"], again):
+        assert len(after["val_F1_samples"]) == 2 and after["val_F1_samples"][0] == before["val"]["F1"]
+        assert after["val"] == before["val"] and after["mean_reward"] == before["mean_reward"]
+    assert (run.round_dir(1) / "query_keywords.sample-1.jsonl").is_file()
+
     # 5. a finished run has nothing left; changed settings are refused with the field named
     third = _invoke([*rl, "--json"], runs)
     assert third.exit_code == 0 and json.loads(third.stdout)["ran"] == []

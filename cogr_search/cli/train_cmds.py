@@ -268,3 +268,28 @@ def rl(run_name: str, runs_dir: Path | None, config_file: Path | None, sync_inde
             f"  {phase['phase']:<14} {phase['val']['P']:>7.4f} {phase['val']['R']:>7.4f} {phase['val']['F1']:>7.4f} "
             f"{phase['train']['F1']:>9.4f} {reward if reward is not None else '-':>8}"
         )
+
+
+@train.command("metrics")
+@click.option("--run", "run_name", required=True, help="A run with recorded phases (Phase 1 done, `train rl` started).")
+@runs_dir_option
+@click.option("--eval-samples", type=click.IntRange(min=1), required=True,
+              help="Query keyword samples (seeds) per phase: their mean and range show the sampling noise.")
+@json_output
+def metrics(run_name: str, runs_dir: Path | None, eval_samples: int, as_json: bool) -> None:
+    """Measure every recorded phase again with several query keyword samples (no retraining)."""
+    from cogr_search.training.phase2 import remeasure
+    from cogr_search.training.run_dir import RunDir
+
+    run = RunDir.open(run_name, runs_dir)
+    with contextlib.redirect_stdout(sys.stderr):
+        phases = remeasure(run, eval_samples)
+    if as_json:
+        emit_json({"run": str(run.root), "eval_samples": eval_samples, "phases": phases})
+        return
+    click.echo(f"run {run.name}: val F1 per phase over {eval_samples} query keyword sample(s)")
+    for p in phases:
+        samples = p.get("val_F1_samples") or [p["val"]["F1"]]
+        mean = sum(samples) / len(samples)
+        click.echo(f"  {p['phase']:<14} mean {mean:.4f}  range {min(samples):.4f}-{max(samples):.4f}  "
+                   f"train mean {p.get('train_F1_mean', p['train']['F1']):.4f}")

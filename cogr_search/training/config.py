@@ -139,8 +139,8 @@ class Phase2Config(_Document):
 
 
 
-# Fields a resumed Phase 2 may change: speed only, or more rounds after the ones done.
-RL_RESUMABLE_CHANGES = RESUMABLE_CHANGES | {"rounds"}
+# Fields a resumed Phase 2 may change: speed, measurement, or more rounds after the ones done.
+RL_RESUMABLE_CHANGES = RESUMABLE_CHANGES | {"rounds", "eval_samples"}
 
 
 def config_differences(old: dict, new: dict, prefix: str = "") -> list[str]:

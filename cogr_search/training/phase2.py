@@ -403,6 +403,34 @@ def _phase_entry(ctx: _Context, phase: str, round_: int, item_round: int, query_
     return entry
 
 
+def remeasure(run: RunDir, samples: int, progress: bool = False, echo: Callable[[str], None] = _stderr) -> list[dict]:
+    """Recompute every recorded phase's metrics with `samples` query keyword samples.
+
+    Why: whether a phase's change in F1 is more than sampling noise is only known from
+    several samples; a finished run can be measured again without retraining. Extra
+    samples are generated once (and resumed) next to the round's keyword file."""
+    path = run.root / RL_CONFIG_FILE
+    config = Phase2Config.from_json(read_json(path), origin=str(path)) if path.exists() else Phase2Config()
+    ctx = open_context(run, config.model_copy(update={"eval_samples": samples}), progress=progress, echo=echo)
+    with run.lock():
+        for step, info in run.manifest()["steps"].items():
+            phase = info.get("phase_metrics")
+            if not phase:
+                continue
+            echo(f"[{run.name}] measuring {phase['phase']} with {samples} sample(s) ...")
+            _generate_extra_samples(ctx, phase["query_keywords_round"])
+            grpo = {} if phase["phase"] == "sft" else (run.step_info(_grpo_step(phase)) or {})
+            entry = _phase_entry(ctx, phase["phase"], phase["round"], phase["item_keywords_round"],
+                                 phase["query_keywords_round"], grpo)
+            run.mark_done(step, **{**{k: v for k, v in info.items() if k != "completed_at"}, "phase_metrics": entry})
+        return write_metrics(run)
+
+
+def _grpo_step(phase: Mapping) -> str:
+    side = "query" if phase["phase"].startswith("rl-query") else "item"
+    return step_name(phase["round"], f"rl_{side}")
+
+
 def write_metrics(run: RunDir) -> list[dict]:
     """Rewrite `metrics.json` from the phase entries the manifest holds, in phase order."""
     phases = [info["phase_metrics"] for info in run.manifest()["steps"].values() if "phase_metrics" in info]
