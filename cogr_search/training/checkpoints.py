@@ -19,6 +19,21 @@ def work_dir_for(out_dir: Path) -> Path:
     return out_dir.with_name(out_dir.name + ".work")
 
 
+def trainer_io_args(work_dir: Path, save_steps: int, seed: int, progress: bool) -> dict:
+    """The TrainingArguments both trainers share: where and how often checkpoints go
+    (one kept: enough to resume), no reporting integrations, no dataloader workers."""
+    return {
+        "output_dir": str(work_dir),
+        "save_strategy": "steps",
+        "save_steps": save_steps,
+        "save_total_limit": 1,
+        "report_to": [],
+        "seed": seed,
+        "disable_tqdm": not progress,
+        "dataloader_num_workers": 0,
+    }
+
+
 def latest_checkpoint(work_dir: Path) -> Path | None:
     """The trainer's newest `checkpoint-<step>` folder, if a previous attempt left one."""
     if not work_dir.is_dir():

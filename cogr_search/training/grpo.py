@@ -25,6 +25,7 @@ from cogr_search.training.checkpoints import (
     latest_checkpoint,
     lora_config,
     save_generator,
+    trainer_io_args,
     work_dir_for,
 )
 from cogr_search.training.config import GRPOSideConfig
@@ -100,7 +101,6 @@ def train_grpo(
     model = AutoModelForCausalLM.from_pretrained(str(model_path), dtype=torch.bfloat16 if bf16 else torch.float32)
     trainable = freeze_lower_layers(model, None if config.lora else config.train_layers)
     args = GRPOConfig(
-        output_dir=str(work_dir),
         use_cpu=not on_gpu,
         bf16=bf16,
         activation_checkpointing=False,
@@ -120,13 +120,7 @@ def train_grpo(
         use_vllm=vllm,
         vllm_mode="colocate",
         logging_steps=1,
-        save_strategy="steps",
-        save_steps=config.save_steps,
-        save_total_limit=1,
-        report_to=[],
-        seed=config.seed,
-        disable_tqdm=not progress,
-        dataloader_num_workers=0,
+        **trainer_io_args(work_dir, config.save_steps, config.seed, progress),
     )
     peft_config = lora_config(config.lora_r, config.lora_alpha, config.lora_dropout) if config.lora else None
     trainer = GRPOTrainer(

@@ -20,7 +20,14 @@ from pathlib import Path
 from cogr_search.errors import CogrError
 from cogr_search.generators.prompts import Message
 from cogr_search.generators.threads import configure_torch_threads
-from cogr_search.training.checkpoints import freeze_lower_layers, latest_checkpoint, lora_config, save_generator, work_dir_for
+from cogr_search.training.checkpoints import (
+    freeze_lower_layers,
+    latest_checkpoint,
+    lora_config,
+    save_generator,
+    trainer_io_args,
+    work_dir_for,
+)
 from cogr_search.training.config import SFTConfig
 
 
@@ -84,7 +91,6 @@ def train_sft(
         [{"prompt": ex.prompt, "completion": [{"role": "assistant", "content": ex.completion}]} for ex in examples]
     )
     args = TrlSFTConfig(
-        output_dir=str(work_dir),
         use_cpu=not on_gpu,
         bf16=on_gpu and torch.cuda.is_bf16_supported(),
         per_device_train_batch_size=config.batch_size,
@@ -98,13 +104,7 @@ def train_sft(
         weight_decay=config.weight_decay,
         activation_checkpointing=config.activation_checkpointing,
         logging_steps=config.logging_steps,
-        save_strategy="steps",
-        save_steps=config.save_steps,
-        save_total_limit=1,
-        report_to=[],
-        seed=config.seed,
-        disable_tqdm=not progress,
-        dataloader_num_workers=0,
+        **trainer_io_args(work_dir, config.save_steps, config.seed, progress),
     )
     peft_config = lora_config(config.lora_r, config.lora_alpha, config.lora_dropout) if config.lora else None
     trainer = SFTTrainer(
