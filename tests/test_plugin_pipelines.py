@@ -23,15 +23,16 @@ from click.testing import CliRunner
 from cogr_search.cli.main import cli
 from cogr_search.data import Item, load_dataset, sample_catalog_path
 from cogr_search.errors import CogrError
-from cogr_search.keywords import representation
 from cogr_search.opensearch.client import Cluster, connect
 from cogr_search.opensearch.ingest import ingest_items
 from cogr_search.opensearch.pipelines import PipelineConfig, install_pipelines
 from cogr_search.opensearch.sync import document_keywords
+from cogr_search.serve import process
 from cogr_search.serve.client import CogrSearch
+from cogr_search.serve.process import ServiceProcess
 from cogr_search.settings import load_settings
 from tests.conftest import free_port
-from tests.serve_support import ServiceProcess, make_base_run
+from tests.serve_support import make_base_run, subprocess_env
 
 pytestmark = [pytest.mark.opensearch, pytest.mark.model]
 
@@ -59,8 +60,11 @@ def run(tmp_path_factory: pytest.TempPathFactory):  # noqa: ANN201 - RunDir
 
 @pytest.fixture(scope="module")
 def service(run) -> Iterator[ServiceProcess]:  # noqa: ANN001
-    with ServiceProcess(run, "--max-wait-ms", "20") as process:
-        yield process
+    # Generous start deadline and generation timeout: the 2 cores are shared with training,
+    # and loading the model or a cold batch can then take minutes.
+    with process.ServiceProcess(run.root, "--max-wait-ms", "20", "--generation-timeout", "600",
+                                env=subprocess_env(), deadline_s=600) as service_process:
+        yield service_process
 
 
 @pytest.fixture(scope="module")
@@ -68,7 +72,8 @@ def items() -> list[Item]:
     return list(load_dataset(sample_catalog_path()).items.values())[:ITEMS]
 
 
-PATIENT_TIMEOUT_S = 180
+PATIENT_TIMEOUT_S = 600
+SLOW = "540s"  # the ingest pipelines' timeout where the service really generates
 
 
 @pytest.fixture(scope="module")
@@ -82,7 +87,7 @@ def cluster(opensearch_url: str) -> Cluster:
 def enriched(cluster: Cluster, service: ServiceProcess, items: list[Item], run) -> Iterator[str]:  # noqa: ANN001
     """An alias loaded through `cogr-ingest` (batch_size 3), with both pipelines installed."""
     alias = "t-plugin-enriched"
-    install_pipelines(cluster, PipelineConfig(service_url=service.url, batch_size=3, ingest_timeout="120s"),
+    install_pipelines(cluster, PipelineConfig(service_url=service.url, batch_size=3, ingest_timeout=SLOW),
                       "t-cogr-ingest", "t-cogr")
     report = ingest_items(cluster, alias, items, chunk_size=6, progress=False, pipeline="t-cogr-ingest")
     assert report.failed == 0, report.failures
@@ -158,7 +163,8 @@ def test_documents_of_the_current_model_are_not_sent_again(cluster: Cluster, ser
 
 def test_a_failed_call_fails_exactly_its_batch_in_order_and_loses_none(cluster: Cluster, service: ServiceProcess,
                                                                        index_name: str) -> None:
-    install_pipelines(cluster, PipelineConfig(service_url=service.url, batch_size=2), "t-batch2", "t-batch2-search")
+    install_pipelines(cluster, PipelineConfig(service_url=service.url, batch_size=2, ingest_timeout=SLOW),
+                      "t-batch2", "t-batch2-search")
     # The service refuses titles over 1,000 characters (413): the batch holding one fails as a whole.
     docs = [Item("b1", "Oak Side Table"), Item("b2", "Glass Vase"), Item("b3", "x" * 1200), Item("b4", "Wool Rug"),
             Item("b5", "Bath Towel"), Item("b6", "Desk Lamp")]
@@ -187,12 +193,23 @@ def test_service_down_ingest_reports_every_document_and_ignore_failure_keeps_the
     assert source == {"id": "d2", "title": "Item number 2", "description": ""}  # no keywords, no provenance: re-enrichable
 
 
+def test_slow_service_ingest_fails_the_batch_with_the_timeout(cluster: Cluster, service: ServiceProcess,
+                                                              index_name: str) -> None:
+    # 50 ms is far below a cold generation: every document of the batch fails, none is lost.
+    install_pipelines(cluster, PipelineConfig(service_url=service.url, batch_size=4, ingest_timeout="50ms"),
+                      "t-slow", "t-slow-search")
+    docs = [Item("s1", "Never Generated Before: Teak Shoe Rack"), Item("s2", "Never Generated Before: Jute Doormat")]
+    report = ingest_items(cluster, index_name, docs, progress=False, pipeline="t-slow")
+    assert (report.failed, report.documents_in_index) == (2, 0), report.as_dict()
+    assert all("did not answer in time" in f for f in report.failures), report.failures
+
+
 # --------------------------------------------------------------------------- search
 
 
 def test_search_pipeline_returns_the_python_api_hits_in_order(cluster: Cluster, service: ServiceProcess,
                                                               enriched: str) -> None:
-    api = CogrSearch.from_service(cluster.client, service.url, index=enriched)
+    api = CogrSearch.from_service(cluster.client, service.url, index=enriched, timeout_s=PATIENT_TIMEOUT_S)
     compared = 0
     for text in QUERIES:
         expected = api.search(text, size=20)
@@ -272,6 +289,7 @@ def test_cli_index_create_with_default_pipelines_then_ingest_through_the_pipelin
     base = ["--opensearch-url", opensearch_url]
     result = runner.invoke(cli, ["index", "create", "--index", index_name, "--pipelines", "--service-url", service.url,
                                  "--ingest-pipeline", "t-cli-ingest", "--search-pipeline", "t-cli", "--default-pipelines",
+                                 "--ingest-timeout", SLOW,
                                  *base])
     assert result.exit_code == 0, result.output
     assert "t-cli-ingest" in result.output and "defaults:" in result.output

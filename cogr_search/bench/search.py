@@ -36,6 +36,8 @@ from cogr_search.opensearch.query import keyword_query
 from cogr_search.serve.process import ServiceProcess
 from cogr_search.training.run_dir import RunDir
 
+WARM_UP_TIMEOUT_S = 1800  # generating every query once may take minutes on busy cores
+
 
 def process_cpu_s(pid: int) -> float | None:
     """CPU seconds (user + system) a process has used, from /proc; None where unavailable.
@@ -137,17 +139,17 @@ def run(
     pipeline_note = _pipeline_state(client, pipeline)
 
     # A long generation timeout: the warm-up expands every query, on cores others may be using.
-    options = ("--round", str(round_), "--sides", "query", "--generation-timeout", "900")
+    options = ("--round", str(round_), "--sides", "query", "--generation-timeout", str(WARM_UP_TIMEOUT_S))
     with ServiceProcess(run_dir.root, *options, env=dict(os.environ)) as service:
         cold = []
         for text in texts[:cold_samples]:  # each text's first expansion: the model runs
             started = time.perf_counter()
-            service.expand([text])
+            service.expand([text], timeout=WARM_UP_TIMEOUT_S)
             cold.append((time.perf_counter() - started) * 1000.0)
         keywords = {}
         for start in range(0, len(texts), 16):  # the rest in batches (also warms the cache)
             chunk = texts[start:start + 16]
-            keywords.update(zip(chunk, service.expand(chunk)))
+            keywords.update(zip(chunk, service.expand(chunk, timeout=WARM_UP_TIMEOUT_S)))
 
         bm25, expanded, piped = [], [], []
         plain = {t: {"query": {"match": {field: t}}, "size": 10} for t in texts}

@@ -23,10 +23,15 @@ def index() -> None:
 @click.option("--field", default="title", show_default=True, help="Field whose `match` the search pipeline expands.")
 @click.option("--batch-size", type=click.IntRange(1, 1000), default=32, show_default=True,
               help="Documents per call to the service from the ingest pipeline.")
+@click.option("--ingest-timeout", default=None, metavar="TIME",
+              help="How long one ingest batch waits for the service, e.g. 60s (default: the plugin's 60s).")
+@click.option("--search-timeout", default=None, metavar="TIME",
+              help="How long a search waits for an expansion before falling back, e.g. 500ms (default: 2s).")
 @click.option("--default-pipelines", is_flag=True, help="Make both pipelines the defaults of the alias's current version.")
 @opensearch_url
 def create(alias: str, pipelines: bool, service_url: str | None, ingest_pipeline: str, search_pipeline: str, field: str,
-           batch_size: int, default_pipelines: bool, opensearch_url: str | None) -> None:
+           batch_size: int, ingest_timeout: str | None, search_timeout: str | None, default_pipelines: bool,
+           opensearch_url: str | None) -> None:
     """Install the template, create the first version and point the alias at it (idempotent)."""
     if (pipelines or default_pipelines) and not service_url:
         raise click.UsageError("--pipelines needs --service-url URL (or COGR_SERVICE_URL)")
@@ -37,7 +42,8 @@ def create(alias: str, pipelines: bool, service_url: str | None, ingest_pipeline
     if pipelines or default_pipelines:
         from cogr_search.opensearch.pipelines import PipelineConfig, install_pipelines
 
-        config = PipelineConfig(service_url=service_url, field=field, batch_size=batch_size)
+        config = PipelineConfig(service_url=service_url, field=field, batch_size=batch_size,
+                                ingest_timeout=ingest_timeout, search_timeout=search_timeout)
         done = install_pipelines(cluster, config, ingest_pipeline, search_pipeline,
                                  default_on=alias if default_pipelines else None)
         click.echo(f"pipelines: ingest {done.ingest_pipeline}, search {done.search_pipeline} -> {done.service_url}")

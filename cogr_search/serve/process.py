@@ -92,11 +92,15 @@ class ServiceProcess:
     def health(self) -> dict:
         return http_json("GET", self.url + "/health")[1]
 
-    def post(self, route: str, payload: object = None, raw: bytes | None = None) -> tuple[int, dict]:
-        return http_json("POST", self.url + route, payload, raw)
+    def post(self, route: str, payload: object = None, raw: bytes | None = None, timeout: float = 120.0) -> tuple[int, dict]:
+        return http_json("POST", self.url + route, payload, raw, timeout=timeout)
 
-    def expand(self, texts: Sequence[str]) -> list[list[str]]:
-        status, body = self.post("/v1/expand/query", {"texts": list(texts)})
+    def expand(self, texts: Sequence[str], timeout: float = 120.0) -> list[list[str]]:
+        """Keyword sets for `texts`; `CogrError` (one line) when the service fails or is too slow."""
+        try:
+            status, body = self.post("/v1/expand/query", {"texts": list(texts)}, timeout=timeout)
+        except OSError as err:
+            raise CogrError(f"expansion service {self.url}: no answer within {timeout:g} s ({err})") from None
         if status != 200:
             raise CogrError(f"expansion service answered {status}: {body.get('error')}")
         return body["keywords"]
