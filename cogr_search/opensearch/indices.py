@@ -37,10 +37,16 @@ class AliasState:
 
 @dataclass(frozen=True)
 class Shape:
-    """Shard and replica counts a new version copies from the one it replaces."""
+    """What a new version copies from the one it replaces: shard and replica counts, and
+    the default ingest and search pipelines an operator set (`index create
+    --default-pipelines`), so a sync keeps apps on `?search_pipeline`-free searches."""
 
     shards: int
     replicas: int
+    pipelines: tuple[tuple[str, str], ...] = ()
+
+    def index_settings(self) -> dict[str, str]:
+        return dict(self.pipelines)
 
 
 def alias_target(cluster: Cluster, alias: str) -> str | None:
@@ -69,11 +75,15 @@ def versions(cluster: Cluster, alias: str) -> list[IndexVersion]:
     return sorted((v for v in parsed if v is not None), key=lambda v: v.n)
 
 
+PIPELINE_SETTINGS = ("default_pipeline", "search.default_pipeline")
+
+
 def shape_of(cluster: Cluster, index: str) -> Shape:
-    """The shard and replica counts of an existing index."""
-    found = cluster.call(cluster.client.indices.get_settings, index=index, name="index.number_of_*")
-    settings = found[index]["settings"]["index"]
-    return Shape(int(settings["number_of_shards"]), int(settings["number_of_replicas"]))
+    """The shard and replica counts and the default pipelines of an existing index."""
+    found = cluster.call(cluster.client.indices.get_settings, index=index, flat_settings=True)
+    settings = found[index]["settings"]
+    pipelines = tuple((name, settings[f"index.{name}"]) for name in PIPELINE_SETTINGS if settings.get(f"index.{name}"))
+    return Shape(int(settings["index.number_of_shards"]), int(settings["index.number_of_replicas"]), pipelines)
 
 
 def _templates_matching(cluster: Cluster, name: str) -> list[str]:
@@ -114,7 +124,8 @@ def create_version(cluster: Cluster, alias: str, round_: int, shape: Shape | Non
     `shape` (default: the file's counts) is the source version's shards and replicas.
     """
     version = next_version(alias, [v.name for v in versions(cluster, alias)], round_)
-    body = index_body(shape.shards if shape else None, shape.replicas if shape else None, **index_settings)
+    copied = shape.index_settings() if shape else {}
+    body = index_body(shape.shards if shape else None, shape.replicas if shape else None, **copied, **index_settings)
     cluster.call(cluster.client.indices.create, index=version.name, body=body)
     _check_created(cluster, version.name, shape)
     return version

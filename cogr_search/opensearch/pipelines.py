@@ -12,8 +12,8 @@ which calls the expansion service (`cogr-search serve`):
   response. An existing app then only adds `?search_pipeline=cogr`.
 
 Setting them as index defaults (`index.default_pipeline`, `index.search.default_pipeline`)
-applies to the alias's current version only: a later `sync` writes a new version from the
-index template, and the setting has to be applied again (`set_default_pipelines`).
+applies to the alias's current version; a `sync` copies both settings to the new version
+it writes (with the shard and replica counts, `indices.shape_of`), so they stay in force.
 """
 
 from __future__ import annotations
