@@ -171,8 +171,7 @@ def run_demo(settings: Settings, options: DemoOptions, echo: Echo) -> DemoResult
     run = _phase1(options, data, echo)
     # a capped demo (max_items) writes keywords for part of the catalog: the rest keep their titles
     syncer = run_round_syncer(cluster, options.index)
-    synced = syncer(0, run.item_keywords_path(0), run.model_tag(0))
-    echo(f"sync: {options.index} -> {synced['index']} ({synced['with_keywords']} items with keywords, round 0)")
+    echo(_sync_line(options.index, syncer(0, run.item_keywords_path(0), run.model_tag(0))))
     split = split_of_run(dataset, str(run.root))  # the queries Phase 1 held out, from split.json
     cogr_sft = evaluate_cogr(cluster, options.index, split, run.query_keywords_path(0))
     cogr_sft["method"] = "cogr-sft"
@@ -181,8 +180,7 @@ def run_demo(settings: Settings, options: DemoOptions, echo: Echo) -> DemoResult
     round_ = run.latest_round()
     if round_ > 0 and not alias_target(cluster, options.index).startswith(f"{options.index}-r{round_}-"):
         # a resumed demo re-synced round 0 above for the SFT figures; put the last round back
-        synced = syncer(round_, run.item_keywords_path(round_), run.model_tag(round_))
-        echo(f"sync: {options.index} -> {synced['index']} ({synced['with_keywords']} items with keywords, round {round_})")
+        echo(_sync_line(options.index, syncer(round_, run.item_keywords_path(round_), run.model_tag(round_))))
     bm25 = evaluate_bm25(cluster, options.index, split)
     reports = [bm25, cogr_sft]
     if round_ > 0:
@@ -194,6 +192,13 @@ def run_demo(settings: Settings, options: DemoOptions, echo: Echo) -> DemoResult
     write_report([*reports, hybrid], report_path, run.root / "report.png", title="cogr-search demo: BM25 vs CoGR keywords")
     example = _example(cluster, options.index, split.evaluate, read_keyword_file(run.query_keywords_path(round_)))
     return DemoResult(cluster.url, run.root, options.index, reports, report_path, example, phases, hybrid)
+
+
+def _sync_line(alias: str, synced: dict) -> str:
+    if synced["unchanged"]:
+        return f"sync: {alias} -> {synced['index']} already serves round {synced['round']}'s keywords"
+    return (f"sync: {alias} -> {synced['index']} (round {synced['round']}: {synced['with_keywords']} items with "
+            f"keywords, {synced['title_only']} title only)")
 
 
 def _example(cluster, alias: str, dataset, query_keywords: dict[str, list[str]]) -> dict:
