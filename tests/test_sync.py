@@ -216,7 +216,7 @@ def test_crash_after_verify_before_swap_is_swapped_by_the_rerun(cluster, index_n
     assert result.resumed and result.index == crashed and alias_target(cluster, index_name) == crashed
     assert _names(cluster, index_name) == [source, crashed] and sync_meta(cluster, crashed)["state"] == "complete"
     again = sync_keywords(cluster, index_name, keywords, 1, "m", progress=False)
-    assert again.unchanged and _names(cluster, index_name) == [source, crashed]
+    assert again.unchanged and again.with_keywords == 3 and _names(cluster, index_name) == [source, crashed]
 
 
 def test_an_interrupted_copy_is_resumed_and_an_abandoned_one_deleted(cluster, index_name):

@@ -323,9 +323,11 @@ def sync_keywords(
             "fingerprint": keywords_fingerprint(keywords, config)}
     served = sync_meta(cluster, source)
     if served.get("fingerprint") == meta["fingerprint"] and served.get("round") == round_:
-        documents = _count(cluster, source)
-        return SyncResult(alias, source, served.get("source", source), round_, documents=documents, unchanged=True,
-                          seconds=time.perf_counter() - started)
+        return SyncResult(
+            alias, source, served.get("source", source), round_, documents=_count(cluster, source),
+            with_keywords=_count(cluster, source, {"exists": {"field": doc_fields.ROUND}}), unchanged=True,
+            seconds=time.perf_counter() - started,
+        )
     plan = _plan(cluster, alias, source, meta)
     for name in plan.deleted:
         notify(f"deleted abandoned version {name} (an interrupted or failed sync of other keywords)")
