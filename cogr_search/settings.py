@@ -46,6 +46,9 @@ class Settings(BaseSettings):
     debug: bool = Field(default=False, description="Show tracebacks instead of one-line errors (read by the CLI's error handler).")
     local_port: int = 9200
     local_heap: str = "1g"
+    service_url: str | None = Field(default=None, description="Expansion service for pipelines and search (COGR_SERVICE_URL).")
+    serve_host: str = Field(default="127.0.0.1", description="Address `serve` binds (COGR_SERVE_HOST).")
+    serve_port: int = Field(default=8300, ge=0, le=65535, description="Port `serve` listens on (COGR_SERVE_PORT).")
 
     @property
     def local_node_home(self) -> Path:

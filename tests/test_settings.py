@@ -12,21 +12,11 @@ READ = re.compile(r"os\.(?:environ(?:\.get)?|getenv)\s*[\[(]\s*([A-Za-z_\.]+|\"[
 # Modules outside this change's area that still read their variable directly; each has
 # a Settings field ready (runs_dir, torch_threads, backend, plugins_dir). Shrink this
 # as they switch to `load_settings()`; the test fails on any read not listed here.
-PENDING = {
-    "cogr_search/training/run_dir.py": "RUNS_DIR_ENV",
-    "cogr_search/generators/threads.py": "THREADS_ENV",
-    "cogr_search/generators/backend.py": '"COGR_BACKEND"',
-    "cogr_search/opensearch/local_node.py": '"COGR_PLUGINS_DIR"',
-}
+PENDING: dict[str, str] = {}
 
 
 ENVVAR = re.compile(r"envvar\s*=\s*\"(COGR_[A-Z_]+)\"")
-PENDING_CLICK = {  # click options that read the environment themselves (use options.runs_dir instead)
-    "cogr_search/cli/train_cmds.py": ["COGR_RUNS_DIR"],
-    "cogr_search/cli/expand_cmd.py": ["COGR_RUNS_DIR"],
-    "cogr_search/cli/sync_cmd.py": ["COGR_RUNS_DIR"],
-    "cogr_search/cli/demo_cmd.py": ["COGR_RUNS_DIR"],
-}
+PENDING_CLICK: dict[str, list[str]] = {}  # click options never read the environment
 
 
 def test_no_click_option_reads_a_cogr_variable_itself() -> None:

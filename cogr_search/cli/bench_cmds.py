@@ -10,7 +10,7 @@ from pathlib import Path
 
 import click
 
-from cogr_search.cli.options import config_option, emit_json, json_output, opensearch_url, settings_from
+from cogr_search.cli.options import config_option, emit_json, json_output, opensearch_url, runs_dir, settings_from
 from cogr_search.opensearch.sync import SyncConfig
 
 
@@ -114,7 +114,7 @@ def generate_bench(model: str | None, data: Path | None, backend: str, dtype: st
 
 @bench.command("rl")
 @click.option("--run", "run_name", default="demo", show_default=True, help="A run with Phase 1 done (e.g. the demo's).")
-@click.option("--runs-dir", type=click.Path(file_okay=False, path_type=Path), default=None, envvar="COGR_RUNS_DIR")
+@runs_dir
 @click.option("--steps", type=click.IntRange(min=2), default=4, show_default=True, help="GRPO steps per side.")
 @click.option("--num-generations", type=int, default=4, show_default=True)
 @click.option("--prompts-per-step", type=int, default=2, show_default=True)
@@ -143,7 +143,7 @@ def rl_bench(run_name: str, runs_dir: Path | None, steps: int, num_generations: 
 @click.option("--index", "alias", required=True, help="Alias with synced (or enriched) keywords.")
 @click.option("--run", "run_name", required=True, help="Run whose query generator the service serves.")
 @click.option("--round", "round_", type=int, default=None, help="Round (default: the latest complete round).")
-@click.option("--runs-dir", type=click.Path(file_okay=False, path_type=Path), default=None, envvar="COGR_RUNS_DIR")
+@runs_dir
 @click.option("--data", type=click.Path(exists=True, path_type=Path), default=None,
               help="Queries to time (default: the run's dataset, else the sample catalog).")
 @click.option("--max-queries", type=click.IntRange(min=1), default=200, show_default=True)

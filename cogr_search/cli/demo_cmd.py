@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from cogr_search.cli.options import emit_json, json_output, opensearch_url, settings_from
+from cogr_search.cli.options import emit_json, json_output, opensearch_url, runs_dir, settings_from
 
 
 def _print_comparison(reports: list[dict]) -> None:
@@ -33,7 +33,7 @@ def _print_phases(phases: list[dict]) -> None:
 @click.command()
 @click.option("--index", default="cogr-demo", show_default=True, help="Alias for the sample catalog.")
 @click.option("--run", "run_name", default="demo", show_default=True, help="Run directory name (resumes).")
-@click.option("--runs-dir", type=click.Path(file_okay=False, path_type=Path), default=None, envvar="COGR_RUNS_DIR")
+@runs_dir
 @click.option("--sft-steps", type=int, default=None, help="SFT optimizer steps per generator (default: the demo's).")
 @click.option("--rl-rounds", type=int, default=None, help="Phase 2 rounds (default: 1; 0 skips RL).")
 @opensearch_url

@@ -184,7 +184,7 @@ def eval_command(
 @click.argument("results", nargs=-1, type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--run", "run_name", default=None,
               help="A training run: its phases (validation F1, keyword space) from metrics.json, as Markdown + PNG.")
-@click.option("--runs-dir", type=click.Path(file_okay=False, path_type=Path), default=None, envvar="COGR_RUNS_DIR")
+@runs_dir
 @click.option("--markdown", "markdown_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Markdown table to write (with --run: default <run>/phases.md).")
 @click.option("--plot", "plot_path", type=click.Path(dir_okay=False, path_type=Path), default=None,

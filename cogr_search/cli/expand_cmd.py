@@ -7,15 +7,14 @@ from pathlib import Path
 
 import click
 
-from cogr_search.cli.options import emit_json, json_output
+from cogr_search.cli.options import emit_json, json_output, runs_dir
 
 
 @click.command()
 @click.argument("text")
 @click.option("--run", "run_name", required=True, help="Run name (under --runs-dir) or path.")
 @click.option("--round", "round_", type=int, default=None, help="Round (default: the latest complete round).")
-@click.option("--runs-dir", type=click.Path(file_okay=False, path_type=Path), default=None, envvar="COGR_RUNS_DIR",
-              help="Folder of runs (default: ./runs).")
+@runs_dir
 @click.option("--sampling", type=click.Choice(["eval", "greedy", "rollout"]), default="eval", show_default=True,
               help="Decoding preset (paper Table 5; eval = T 0.7, top-p 0.8, top-k 20).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Sampling seed, for repeatable output.")

@@ -17,7 +17,7 @@ def index() -> None:
 @index.command("create")
 @click.option("--index", "alias", required=True, help="Alias name that readers use.")
 @click.option("--pipelines", is_flag=True, help="Also install the ingest and search pipelines (needs the plugin).")
-@click.option("--service-url", envvar="COGR_SERVICE_URL", default=None, help="Expansion service the pipelines call.")
+@click.option("--service-url", default=None, help="Expansion service the pipelines call [default: $COGR_SERVICE_URL].")
 @click.option("--ingest-pipeline", default="cogr-ingest", show_default=True, help="Name of the ingest pipeline.")
 @click.option("--search-pipeline", default="cogr", show_default=True, help="Name of the search pipeline.")
 @click.option("--field", default="title", show_default=True, help="Field whose `match` the search pipeline expands.")
@@ -33,6 +33,7 @@ def create(alias: str, pipelines: bool, service_url: str | None, ingest_pipeline
            batch_size: int, ingest_timeout: str | None, search_timeout: str | None, default_pipelines: bool,
            opensearch_url: str | None) -> None:
     """Install the template, create the first version and point the alias at it (idempotent)."""
+    service_url = service_url or settings_from().service_url
     if (pipelines or default_pipelines) and not service_url:
         raise click.UsageError("--pipelines needs --service-url URL (or COGR_SERVICE_URL)")
     cluster = connect(settings_from(opensearch_url=opensearch_url))

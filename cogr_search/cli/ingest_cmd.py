@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from cogr_search.cli.options import emit_json, json_output, opensearch_url, settings_from
+from cogr_search.cli.options import emit_json, json_output, opensearch_url, runs_dir, settings_from
 
 
 @click.command("ingest")
@@ -19,7 +19,7 @@ from cogr_search.cli.options import emit_json, json_output, opensearch_url, sett
 @click.option("--enrich", is_flag=True, help="Then generate item keywords with --run's item generator and write them.")
 @click.option("--run", "run_name", default=None, help="Run whose item generator --enrich uses.")
 @click.option("--round", "round_", type=int, default=None, help="Round of --run (default: its latest).")
-@click.option("--runs-dir", type=click.Path(file_okay=False, path_type=Path), default=None, envvar="COGR_RUNS_DIR")
+@runs_dir
 @click.option("--pipeline", default=None, is_flag=False, flag_value="cogr-ingest", metavar="[NAME]",
               help="With --enrich: enrich in OpenSearch through this ingest pipeline (default name cogr-ingest).")
 @opensearch_url

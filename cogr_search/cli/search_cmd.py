@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from cogr_search.cli.options import emit_json, json_output, opensearch_url, settings_from
+from cogr_search.cli.options import emit_json, json_output, opensearch_url, runs_dir, settings_from
 
 
 @click.command()
@@ -17,9 +17,9 @@ from cogr_search.cli.options import emit_json, json_output, opensearch_url, sett
 @click.option("--index", "alias", required=True, help="Alias to search.")
 @click.option("--run", "run_name", default=None, help="Expand with this run's query generator (loaded here).")
 @click.option("--round", "round_", type=int, default=None, help="Round of --run (default: its latest).")
-@click.option("--runs-dir", type=click.Path(file_okay=False, path_type=Path), default=None, envvar="COGR_RUNS_DIR")
-@click.option("--service", "service_url", default=None, envvar="COGR_SERVICE_URL",
-              help="Expand through a running `cogr-search serve` at this URL instead.")
+@runs_dir
+@click.option("--service", "service_url", default=None,
+              help="Expand through a running `cogr-search serve` at this URL instead [default: $COGR_SERVICE_URL].")
 @click.option("--k", "size", type=click.IntRange(1, 10_000), default=10, show_default=True, help="Hits to return.")
 @click.option("--from", "from_", type=click.IntRange(min=0), default=0, show_default=True, help="Hits to skip.")
 @click.option("--filter", "filters", multiple=True, metavar="JSON",
@@ -34,6 +34,8 @@ def search(text: str, alias: str, run_name: str | None, round_: int | None, runs
     from cogr_search.opensearch.client import connect
     from cogr_search.serve.client import CogrSearch
 
+    if run_name is None:
+        service_url = service_url or settings_from().service_url
     if (run_name is None) == (service_url is None):
         raise click.UsageError("give either --run RUN [--round R] or --service URL")
     clauses = [_filter(raw, i) for i, raw in enumerate(filters)]

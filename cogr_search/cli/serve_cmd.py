@@ -7,14 +7,15 @@ from pathlib import Path
 
 import click
 
+from cogr_search.cli.options import runs_dir, settings_from
+
 
 @click.command()
 @click.option("--run", "run_name", required=True, help="Run name (under --runs-dir) or path.")
 @click.option("--round", "round_", type=int, default=None, help="Round (default: the latest complete round).")
-@click.option("--runs-dir", type=click.Path(file_okay=False, path_type=Path), default=None, envvar="COGR_RUNS_DIR",
-              help="Folder of runs (default: ./runs).")
-@click.option("--host", default="127.0.0.1", show_default=True, envvar="COGR_SERVE_HOST")
-@click.option("--port", type=click.IntRange(0, 65535), default=8300, show_default=True, envvar="COGR_SERVE_PORT")
+@runs_dir
+@click.option("--host", default=None, help="Address to bind [default: $COGR_SERVE_HOST, else 127.0.0.1].")
+@click.option("--port", type=click.IntRange(0, 65535), default=None, help="Port [default: $COGR_SERVE_PORT, else 8300].")
 @click.option("--cache-size", type=click.IntRange(min=0), default=10_000, show_default=True,
               help="LRU entries per side (0: no cache).")
 @click.option("--max-batch", type=click.IntRange(min=1), default=16, show_default=True,
@@ -33,7 +34,7 @@ import click
               help="Decoding preset (eval = T 0.7, top-p 0.8, top-k 20, seeded).")
 @click.option("--max-new-tokens", type=click.IntRange(min=1), default=None, help="Generation budget per text.")
 @click.option("--backend", type=click.Choice(["auto", "transformers", "vllm"]), default="auto", show_default=True)
-def serve(run_name: str, round_: int | None, runs_dir: Path | None, host: str, port: int, cache_size: int,
+def serve(run_name: str, round_: int | None, runs_dir: Path | None, host: str | None, port: int | None, cache_size: int,
           max_batch: int, max_wait_ms: float, generation_timeout: float, max_texts: int, max_text_chars: int,
           max_description_chars: int, sides: str, sampling: str, max_new_tokens: int | None, backend: str) -> None:
     """Serve RUN's query and item generators over HTTP (POST /v1/expand/query, /v1/expand/item)."""
@@ -41,6 +42,9 @@ def serve(run_name: str, round_: int | None, runs_dir: Path | None, host: str, p
     from cogr_search.serve.server import serve as run_server
     from cogr_search.serve.service import ServiceConfig
 
+    settings = settings_from()
+    host = host or settings.serve_host
+    port = settings.serve_port if port is None else port
     config = ServiceConfig(cache_size=cache_size, max_batch=max_batch, max_wait_ms=max_wait_ms,
                            generation_timeout_s=generation_timeout)
     limits = Limits(max_texts=max_texts, max_text_chars=max_text_chars, max_description_chars=max_description_chars)

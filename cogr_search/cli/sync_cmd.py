@@ -8,7 +8,7 @@ from typing import get_args
 
 import click
 
-from cogr_search.cli.options import config_option, emit_json, json_output, opensearch_url, settings_from
+from cogr_search.cli.options import config_option, emit_json, json_output, opensearch_url, runs_dir, settings_from
 from cogr_search.errors import CogrError
 from cogr_search.keyword_files import read_keyword_file
 from cogr_search.opensearch.client import connect
@@ -30,7 +30,7 @@ def _notify(message: str) -> None:
 @click.option("--round", "round_", type=int, default=None, help="Round of the run (default: its latest complete one).")
 @click.option("--item-keywords", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
               help="A JSONL keyword file made elsewhere, instead of --run.")
-@click.option("--runs-dir", type=click.Path(file_okay=False, path_type=Path), default=None, envvar="COGR_RUNS_DIR")
+@runs_dir
 @config_option(SyncConfig, "missing", type=click.Choice(get_args(Missing)))
 @config_option(SyncConfig, "keep", type=click.IntRange(min=1))
 @config_option(SyncConfig, "k_max", type=click.IntRange(min=1))

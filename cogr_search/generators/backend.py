@@ -144,7 +144,10 @@ BACKENDS = ("auto", "transformers", "vllm")
 def load_backend(model_path: Path, kind: str = "auto", **options: object) -> GeneratorBackend:
     """Open `model_path` with the chosen engine. `auto` picks vLLM when a GPU and vLLM
     are both present (`COGR_BACKEND` overrides), transformers otherwise."""
-    kind = os.environ.get("COGR_BACKEND", kind) if kind == "auto" else kind
+    if kind == "auto":
+        from cogr_search.settings import load_settings
+
+        kind = load_settings().backend  # COGR_BACKEND, "auto" unless set
     if kind not in BACKENDS:
         raise InputError(f"--backend {kind}: choose one of {', '.join(BACKENDS)}")
     if kind == "auto":

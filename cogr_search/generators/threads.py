@@ -13,19 +13,15 @@ import os
 
 from cogr_search.errors import InputError
 
-THREADS_ENV = "COGR_TORCH_THREADS"
 
 
 def requested_threads(explicit: int | None = None) -> int | None:
     """The thread count asked for (argument first, then the environment), or None."""
     if explicit:
         return explicit
-    raw = os.environ.get(THREADS_ENV, "").strip()
-    if not raw:
-        return None
-    if not raw.isdigit() or int(raw) < 1:
-        raise InputError(f"{THREADS_ENV}={raw!r}: expected a positive integer")
-    return int(raw)
+    from cogr_search.settings import load_settings
+
+    return load_settings().torch_threads  # COGR_TORCH_THREADS, validated there (a positive integer)
 
 
 def configure_torch_threads(explicit: int | None = None) -> int:

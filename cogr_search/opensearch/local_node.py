@@ -44,6 +44,7 @@ from opensearchpy import OpenSearch
 from opensearchpy import exceptions as os_exc
 
 from cogr_search.atomic import atomic_open
+from cogr_search.settings import load_settings
 from cogr_search.errors import CogrError
 
 __all__ = [
@@ -114,7 +115,7 @@ def plugins_dir() -> Path:
 
     The override exists for installs where the package does not sit inside a checkout.
     """
-    override = os.environ.get("COGR_PLUGINS_DIR")
+    override = load_settings().plugins_dir
     if override:
         return Path(override).expanduser().resolve()
     return Path(__file__).resolve().parents[2] / "plugins"

@@ -36,7 +36,6 @@ from pathlib import Path
 from cogr_search.atomic import atomic_open
 from cogr_search.errors import CogrError, InputError
 
-RUNS_DIR_ENV = "COGR_RUNS_DIR"
 DEFAULT_RUNS_DIR = Path("runs")
 MANIFEST_FORMAT = 1
 SIDES = ("query", "item")
@@ -44,8 +43,10 @@ _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
 
 def default_runs_dir() -> Path:
-    """`$COGR_RUNS_DIR`, else `./runs`."""
-    return Path(os.environ.get(RUNS_DIR_ENV) or DEFAULT_RUNS_DIR)
+    """`COGR_RUNS_DIR` (through the settings), else `./runs`."""
+    from cogr_search.settings import load_settings
+
+    return Path(load_settings().runs_dir or DEFAULT_RUNS_DIR)
 
 
 def resolve_run_path(run: str | Path, runs_dir: Path | None = None) -> Path:
