@@ -26,7 +26,7 @@ from cogr_search.errors import CogrError
 from cogr_search.opensearch.client import Cluster, connect
 from cogr_search.opensearch.ingest import ingest_items
 from cogr_search.opensearch.pipelines import PipelineConfig, install_pipelines
-from cogr_search.opensearch.sync import document_keywords
+from cogr_search.opensearch.documents import item_keywords as document_keywords
 from cogr_search.serve import process
 from cogr_search.serve.client import CogrSearch
 from cogr_search.serve.process import ServiceProcess

@@ -24,7 +24,7 @@ HTTP contract (apps and the OpenSearch plugin code against exactly this):
     response  200 {"keywords": [[...], ...], "run", "round", "model"}
               `keywords[i]` is the item generator's set S_i for `items[i]` (normalized,
               truncated to `k_max`), WITHOUT the title: a document's `cogr_keywords` is
-              S_i ∪ {normalize(title)} (Python: `opensearch.sync.document_keywords`).
+              S_i ∪ {normalize(title)} (Python: `opensearch.documents.item_keywords`).
 
 `model` is the `cogr_model` provenance tag that `cogr-search sync` writes for this run
 and round (`RunDir.model_tag`: run name + round + item weights hash); a document whose
