@@ -152,6 +152,9 @@ _RL_FLAGS = {
     "train_layers": ("query.train_layers", "item.train_layers"),
     "lora": ("query.lora", "item.lora"),
     "scale_rewards": ("query.scale_rewards", "item.scale_rewards"),
+    "temperature": ("query.temperature", "item.temperature"),
+    "top_p": ("query.top_p", "item.top_p"),
+    "top_k": ("query.top_k", "item.top_k"),
     "seed": ("query.seed", "item.seed", "generation.seed"),
     "beta": "beta",
     "item_reward": "item_reward",
@@ -214,6 +217,9 @@ def rl_config_from(base: dict, flags: dict) -> object:
 @_rl_option("--lora/--full", "query.lora", help="LoRA adapters (merged on save) or full fine-tuning.")
 @_rl_option("--scale-rewards", "query.scale_rewards", type=click.Choice(["group", "batch", "none"]),
             help="How GRPO scales advantages.")
+@_rl_option("--temperature", "query.temperature", type=float, help="Rollout sampling temperature.")
+@_rl_option("--top-p", "query.top_p", type=float, help="Rollout nucleus cut (1: none).")
+@_rl_option("--top-k", "query.top_k", type=int, help="Rollout top-k cut (0: none).")
 @_rl_option("--beta", "beta", type=float, help="F-beta in both rewards (1: F1).")
 @_rl_option("--item-reward", "item_reward", type=click.Choice(["marginal", "transposed"]),
             help="Item reward: Eq. 2.3 or the item-centric F (Table 3).")

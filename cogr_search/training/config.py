@@ -105,6 +105,8 @@ class GRPOSideConfig(_Strict):
     gradient_accumulation_steps: int = Field(default=1, ge=1)
     max_completion_length: int = Field(default=96, ge=8, description="Tokens per rollout (paper: 512).")
     temperature: float = Field(default=1.0, gt=0, description="Rollout sampling (paper Table 5: 1.0, no top-p/top-k cut).")
+    top_p: float = Field(default=1.0, gt=0, le=1, description="Rollout nucleus cut (paper: 1.0, none).")
+    top_k: int = Field(default=0, ge=0, description="Rollout top-k cut (paper: 0, none).")
     loss_type: str = "dapo"
     scale_rewards: Literal["group", "batch", "none"] = Field(
         default="batch", description="batch: one std for the whole batch, so tiny in-group F1 differences are not blown up."
