@@ -61,6 +61,7 @@ class DemoOptions:
     rl_prompts_per_step: int = 2
     rl_completion_tokens: int = 40
     rl_train_layers: int = 8
+    query_context: str | None = None
 
 
 @dataclass(frozen=True)
@@ -101,8 +102,9 @@ def _cluster(settings: Settings, echo: Echo):
     return connect(settings, url=info.url)
 
 
-def _phase1(options: DemoOptions, data: Path, echo: Echo):
+def _phase1(options: DemoOptions, data: Path, cluster, echo: Echo):
     from cogr_search.generators.model_cache import ensure_default_model
+    from cogr_search.opensearch.context import run_context_source
     from cogr_search.training.config import GenerationConfig, Phase1Config, SFTConfig
     from cogr_search.training.phase1 import run_phase1
     from cogr_search.training.run_dir import RunDir
@@ -116,6 +118,8 @@ def _phase1(options: DemoOptions, data: Path, echo: Echo):
         query_top_n=options.query_top_n,
         max_items=options.max_items,
         max_queries=options.max_queries,
+        query_context=options.query_context,
+        context_index=options.index if options.query_context else None,
         generation=GenerationConfig(batch_size=options.gen_batch_size, max_new_tokens=options.max_new_tokens),
         sft=SFTConfig(
             learning_rate=options.learning_rate,
@@ -127,7 +131,7 @@ def _phase1(options: DemoOptions, data: Path, echo: Echo):
         ),
     )
     run = RunDir.create(options.run, options.runs_dir)
-    run_phase1(config, run, echo=echo)
+    run_phase1(config, run, echo=echo, context_source=run_context_source(config.to_json(), cluster, None))
     return run
 
 
@@ -168,7 +172,7 @@ def run_demo(settings: Settings, options: DemoOptions, echo: Echo) -> DemoResult
     report = ingest_items(cluster, options.index, dataset.items.values(), total=len(dataset.items), progress=False)
     echo(f"ingest: {report.documents_in_index} items in {options.index} -> {report.index}")
 
-    run = _phase1(options, data, echo)
+    run = _phase1(options, data, cluster, echo)
     # a capped demo (max_items) writes keywords for part of the catalog: the rest keep their titles
     syncer = run_round_syncer(cluster, options.index)
     echo(_sync_line(options.index, syncer(0, run.item_keywords_path(0), run.model_tag(0))))

@@ -48,7 +48,8 @@ def test_phase1_resumes_and_trains_generators_that_write_keywords(
         first = _invoke([*ARGS, "--quiet"], runs)
     assert isinstance(first.exception, RuntimeError)
     run = RunDir.open("e2e", runs)
-    done_before = ["split", "round-0/base_item_keywords", "round-0/query_targets", "round-0/sft_item"]
+    done_before = ["split", "round-0/query_context", "round-0/base_item_keywords", "round-0/query_targets",
+                   "round-0/sft_item"]
     assert sorted(run.manifest()["steps"]) == sorted(done_before)
     item_step = run.step_info("round-0/sft_item")
     weights = run.checkpoint_path(0, "item") / "model.safetensors"

@@ -36,15 +36,18 @@ def _print_phases(phases: list[dict]) -> None:
 @runs_dir
 @click.option("--sft-steps", type=int, default=None, help="SFT optimizer steps per generator (default: the demo's).")
 @click.option("--rl-rounds", type=int, default=None, help="Phase 2 rounds (default: 1; 0 skips RL).")
+@click.option("--query-context", default=None,
+              help="bm25:K: the query prompt shows the titles of the query's top-K BM25 hits (default: the demo's).")
 @opensearch_url
 @json_output
 def demo(index: str, run_name: str, runs_dir: Path | None, sft_steps: int | None, rl_rounds: int | None,
-         opensearch_url: str | None, as_json: bool) -> None:
+         query_context: str | None, opensearch_url: str | None, as_json: bool) -> None:
     """Local node + sample catalog + Phase 1 and one RL round on the CPU model + sync +
     BM25 vs CoGR (after SFT and after RL) on the held-out queries."""
     from cogr_search.demo import DemoOptions, run_demo
 
-    overrides = {k: v for k, v in {"sft_steps": sft_steps, "rl_rounds": rl_rounds}.items() if v is not None}
+    flags = {"sft_steps": sft_steps, "rl_rounds": rl_rounds, "query_context": query_context}
+    overrides = {k: v for k, v in flags.items() if v is not None}
     options = DemoOptions(index=index, run=run_name, runs_dir=runs_dir, **overrides)
     # The trainer prints its logs on stdout; keep stdout for the demo's own results.
     with contextlib.redirect_stdout(sys.stderr):

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from cogr_search.cli.options import emit_json, json_output, runs_dir
+from cogr_search.cli.options import context_index, emit_json, json_output, live_context, opensearch_url, runs_dir
 
 
 @click.command()
@@ -19,9 +19,11 @@ from cogr_search.cli.options import emit_json, json_output, runs_dir
               help="Decoding preset (paper Table 5; eval = T 0.7, top-p 0.8, top-k 20).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Sampling seed, for repeatable output.")
 @click.option("--backend", type=click.Choice(["auto", "transformers", "vllm"]), default="auto", show_default=True)
+@context_index
+@opensearch_url
 @json_output
 def expand(text: str, run_name: str, round_: int | None, runs_dir: Path | None, sampling: str, seed: int,
-           backend: str, as_json: bool) -> None:
+           backend: str, context_index: str | None, opensearch_url: str | None, as_json: bool) -> None:
     """Print the query generator's keywords for TEXT (truncated to the run's k_max)."""
     from cogr_search.errors import InputError
     from cogr_search.generators.backend import preset
@@ -31,7 +33,8 @@ def expand(text: str, run_name: str, round_: int | None, runs_dir: Path | None, 
     if not text.strip():
         raise InputError("expand: the query text is empty")
     run = RunDir.open(run_name, runs_dir)
-    generator, round_ = open_generator(run, "query", round_, backend=backend)
+    generator, round_ = open_generator(run, "query", round_, backend=backend,
+                                       context=live_context(run, context_index, opensearch_url))
     params = preset(sampling, seed=seed)
     try:
         parsed = generator.generate([text], params, batch_size=1)[0]

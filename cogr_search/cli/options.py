@@ -47,3 +47,22 @@ def config_option(model: type[BaseModel], name: str, *decls: str, **kwargs: obje
     kwargs.setdefault("help", info.description)
     kwargs.setdefault("show_default", True)
     return click.option(*(decls or (f"--{name.replace('_', '-')}",)), name, **kwargs)
+
+
+context_index = click.option(
+    "--context-index", default=None,
+    help="Catalog index for the search results of new queries, for runs trained with --query-context "
+         "[default: the index the run recorded].",
+)
+
+
+def live_context(run: object, index: str | None, opensearch_url: str | None = None) -> Callable | None:
+    """The live search-results source of a run trained with `query_context` (None for
+    others): new queries get their top BM25 titles from the catalog index."""
+    from cogr_search.opensearch.client import connect
+    from cogr_search.opensearch.context import run_context_source
+
+    config = run.read_config()  # type: ignore[attr-defined]
+    if not config.get("query_context"):
+        return None
+    return run_context_source(config, connect(settings_from(opensearch_url=opensearch_url)), index)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from cogr_search.cli.options import emit_json, json_output, opensearch_url, runs_dir, settings_from
+from cogr_search.cli.options import emit_json, json_output, live_context, opensearch_url, runs_dir, settings_from
 
 
 @click.command()
@@ -43,7 +43,11 @@ def search(text: str, alias: str, run_name: str | None, round_: int | None, runs
     if service_url:
         api = CogrSearch.from_service(cluster.client, service_url, index=alias)
     else:
-        api = CogrSearch.from_run(cluster.client, run_name, round_, runs_dir=runs_dir, index=alias)
+        from cogr_search.training.run_dir import RunDir
+
+        # a run trained with search results in its prompt gets them from the index searched
+        context = live_context(RunDir.open(run_name, runs_dir), alias, opensearch_url)
+        api = CogrSearch.from_run(cluster.client, run_name, round_, runs_dir=runs_dir, index=alias, context=context)
     try:
         result = api.search(text, size=size, from_=from_, filters=clauses or None, explain=explain)
     finally:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from cogr_search.cli.options import runs_dir, settings_from
+from cogr_search.cli.options import context_index, live_context, opensearch_url, runs_dir, settings_from
 
 
 @click.command()
@@ -34,13 +34,17 @@ from cogr_search.cli.options import runs_dir, settings_from
               help="Decoding preset (eval = T 0.7, top-p 0.8, top-k 20, seeded).")
 @click.option("--max-new-tokens", type=click.IntRange(min=1), default=None, help="Generation budget per text.")
 @click.option("--backend", type=click.Choice(["auto", "transformers", "vllm"]), default="auto", show_default=True)
+@context_index
+@opensearch_url
 def serve(run_name: str, round_: int | None, runs_dir: Path | None, host: str | None, port: int | None, cache_size: int,
           max_batch: int, max_wait_ms: float, generation_timeout: float, max_texts: int, max_text_chars: int,
-          max_description_chars: int, sides: str, sampling: str, max_new_tokens: int | None, backend: str) -> None:
+          max_description_chars: int, sides: str, sampling: str, max_new_tokens: int | None, backend: str,
+          context_index: str | None, opensearch_url: str | None) -> None:
     """Serve RUN's query and item generators over HTTP (POST /v1/expand/query, /v1/expand/item)."""
     from cogr_search.serve.limits import Limits
     from cogr_search.serve.server import serve as run_server
     from cogr_search.serve.service import ServiceConfig
+    from cogr_search.training.run_dir import RunDir
 
     settings = settings_from()
     host = host or settings.serve_host
@@ -49,6 +53,7 @@ def serve(run_name: str, round_: int | None, runs_dir: Path | None, host: str | 
                            generation_timeout_s=generation_timeout)
     limits = Limits(max_texts=max_texts, max_text_chars=max_text_chars, max_description_chars=max_description_chars)
     options = {"sides": ("query", "item") if sides == "both" else (sides,), "backend": backend,
-               "sampling": sampling, "max_new_tokens": max_new_tokens, "batch_size": max_batch}
+               "sampling": sampling, "max_new_tokens": max_new_tokens, "batch_size": max_batch,
+               "context": live_context(RunDir.open(run_name, runs_dir), context_index, opensearch_url)}
     run_server(run_name, round_, host=host, port=port, runs_dir=runs_dir, config=config, limits=limits,
                expander_options=options, echo=lambda line: click.echo(line, err=True))

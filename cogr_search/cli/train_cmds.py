@@ -54,14 +54,18 @@ def train() -> None:
 @click.option("--train-layers", type=int, default=0, show_default=True,
               help="Train only the top N decoder blocks (0: all); faster on a CPU.")
 @click.option("--save-steps", type=int, default=200, show_default=True, help="Trainer checkpoint interval.")
+@click.option("--query-context", default=None,
+              help="bm25:K: show the query generator the titles of the query's top-K BM25 hits (paper Table 4).")
+@click.option("--context-index", default=None, help="The catalog index (alias) the search results come from.")
+@opensearch_url
 @click.option("--quiet", is_flag=True, help="No progress bars.")
 @json_output
 def sft(data: Path, run_name: str, runs_dir: Path | None, model: str | None, relevance_threshold: float | None,
         m: int, top_n: int, k_max: int, max_items: int | None, max_queries: int | None, val_fraction: float,
         seed: int, prompts: str, no_few_shot: bool, backend: str, gen_batch_size: int, max_new_tokens: int,
         dtype: str, epochs: float, max_steps: int, batch_size: int, grad_accum: int, learning_rate: float,
-        max_length: int, lora: bool, lora_r: int, train_layers: int, save_steps: int, quiet: bool,
-        as_json: bool) -> None:
+        max_length: int, lora: bool, lora_r: int, train_layers: int, save_steps: int, query_context: str | None,
+        context_index: str | None, opensearch_url: str | None, quiet: bool, as_json: bool) -> None:
     """Phase 1: base keywords, query targets, SFT of both generators (resumable)."""
     from pydantic import ValidationError
 
@@ -85,6 +89,8 @@ def sft(data: Path, run_name: str, runs_dir: Path | None, model: str | None, rel
             val_fraction=val_fraction,
             seed=seed,
             few_shot_init=not no_few_shot,
+            query_context=query_context,
+            context_index=context_index,
             generation=GenerationConfig(
                 backend=backend, batch_size=gen_batch_size, max_new_tokens=max_new_tokens, dtype=dtype, seed=seed
             ),
@@ -97,13 +103,21 @@ def sft(data: Path, run_name: str, runs_dir: Path | None, model: str | None, rel
     except ValidationError as err:
         first = err.errors()[0]
         raise InputError(f"option {'.'.join(map(str, first['loc']))}: {first['msg']}") from err
+    if config.query_context and not context_index:
+        raise InputError("--query-context needs --context-index (the catalog index to search)")
+    source = None
+    if config.query_context:
+        from cogr_search.opensearch.client import connect
+        from cogr_search.opensearch.context import run_context_source
+
+        source = run_context_source(config.to_json(), connect(settings_from(opensearch_url=opensearch_url)), None)
     run = RunDir.create(run_name, runs_dir)
     if as_json:
         # trainers and tokenizers print progress to stdout; --json promises one object there
         with contextlib.redirect_stdout(sys.stderr):
-            report = run_phase1(config, run, progress=False)
+            report = run_phase1(config, run, progress=False, context_source=source)
     else:
-        report = run_phase1(config, run, progress=not quiet)
+        report = run_phase1(config, run, progress=not quiet, context_source=source)
     if as_json:
         emit_json({"run": str(report.run), "ran": report.ran, "skipped": report.skipped, "details": report.details})
         return

@@ -127,8 +127,13 @@ def evaluate_cogr_run(
     """CoGR with query keywords generated (and cached) by a run's query generator."""
     from cogr_search.evaluation.cogr import evaluate_cogr
     from cogr_search.evaluation.run_keywords import query_keywords_from_run
+    from cogr_search.opensearch.context import run_context_source
+    from cogr_search.training.run_dir import RunDir
 
-    generated = query_keywords_from_run(run, split.evaluate.queries, cache_dir, round_, runs_dir, progress=progress)
+    # a run trained with search results in the prompt gets them from the evaluated catalog
+    context = run_context_source(RunDir.open(run, runs_dir).read_config(), cluster, alias)
+    generated = query_keywords_from_run(run, split.evaluate.queries, cache_dir, round_, runs_dir, progress=progress,
+                                        context=context)
     settings = {
         **(extra or {}),
         "run": generated.run,

@@ -47,6 +47,7 @@ def query_keywords_from_run(
     backend: str = "auto",
     batch_size: int = 8,
     progress: bool = True,
+    context: object = None,
 ) -> RunKeywords:
     """Generate (or reuse) the run's query keywords for `queries`; returns the file."""
     from cogr_search.generators.backend import preset
@@ -58,9 +59,10 @@ def query_keywords_from_run(
     round_ = run.require_round(round_)
     model = run.model_tag(round_, "query")
     path = cache_dir / f"{run.name}-r{round_}-{model.rsplit('+', 1)[-1]}-{sampling}-s{seed}-{_queries_hash(queries)}.jsonl"
-    generator, round_ = open_generator(run, "query", round_, backend=backend)
+    generator, round_ = open_generator(run, "query", round_, backend=backend, context=context)
     try:
-        requests = [GenerationRequest(qid, generator.conversation(q.text)) for qid, q in queries.items()]
+        conversations = generator.conversations([q.text for q in queries.values()])
+        requests = [GenerationRequest(qid, c) for qid, c in zip(queries, conversations)]
         stats = generate_keyword_file(
             generator.backend,
             requests,

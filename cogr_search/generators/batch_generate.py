@@ -16,6 +16,7 @@ from pathlib import Path
 
 from cogr_search.generators.backend import GeneratorBackend, Message, SamplingParams
 from cogr_search.generators.prompts import PromptSet
+from cogr_search.generators.query_context import ContextSource
 from cogr_search.keyword_files import append_keyword_rows, read_keyword_file
 from cogr_search.keywords import DEFAULT_K_MAX, parse_keywords
 
@@ -205,7 +206,17 @@ def item_requests(
 
 
 def query_requests(
-    prompts: PromptSet, queries: Iterable[object], max_keywords: int, few_shot: bool = False
+    prompts: PromptSet,
+    queries: Iterable[object],
+    max_keywords: int,
+    few_shot: bool = False,
+    context: ContextSource | None = None,
 ) -> list[GenerationRequest]:
-    """One request per query (anything with `id` and `text`)."""
-    return [GenerationRequest(q.id, prompts.query_messages(q.text, max_keywords, few_shot)) for q in queries]
+    """One request per query (anything with `id` and `text`), with each query's search
+    results in the prompt when the run was trained with them (`context`)."""
+    queries = list(queries)
+    titles = context([q.text for q in queries]) if context else [None] * len(queries)
+    return [
+        GenerationRequest(q.id, prompts.query_messages(q.text, max_keywords, few_shot, context=t))
+        for q, t in zip(queries, titles)
+    ]

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 
 from cogr_search.generators.backend import EVAL, GeneratorBackend, Message, SamplingParams
 from cogr_search.generators.prompts import PromptSet
+from cogr_search.generators.query_context import ContextSource
 from cogr_search.keywords import DEFAULT_K_MAX, ParsedKeywords, parse_keywords
 
 SIDES = ("query", "item")
@@ -24,6 +25,7 @@ class KeywordGenerator:
         side: str,
         max_keywords: int,
         k_max: int = DEFAULT_K_MAX,
+        context: ContextSource | None = None,
     ) -> None:
         if side not in SIDES:
             raise ValueError(f"side must be one of {SIDES}, got {side!r}")
@@ -32,21 +34,26 @@ class KeywordGenerator:
         self.side = side
         self.max_keywords = max_keywords
         self.k_max = k_max
+        self.context = context  # search results for the query prompt (runs with query_context)
 
-    def conversation(self, value: object) -> list[Message]:
+    def conversations(self, values: Sequence[object]) -> list[list[Message]]:
+        """The prompts for a batch; a query side with search results fetches them for the
+        whole batch at once (one `_msearch`)."""
         if self.side == "query":
-            text = value if isinstance(value, str) else value.text  # type: ignore[attr-defined]
-            return self.prompts.query_messages(text, self.max_keywords)
-        return self.prompts.item_messages(
-            value.title, getattr(value, "description", "") or "", self.max_keywords  # type: ignore[attr-defined]
-        )
+            texts = [v if isinstance(v, str) else v.text for v in values]  # type: ignore[attr-defined]
+            titles = self.context(texts) if self.context else [None] * len(texts)
+            return [self.prompts.query_messages(t, self.max_keywords, context=c) for t, c in zip(texts, titles)]
+        return [
+            self.prompts.item_messages(v.title, getattr(v, "description", "") or "", self.max_keywords)  # type: ignore[attr-defined]
+            for v in values
+        ]
 
     def generate(
         self, values: Sequence[object], params: SamplingParams = EVAL, batch_size: int = 8
     ) -> list[ParsedKeywords]:
         """Parsed keyword sets in input order. Lists keep every distinct keyword and say
         whether they are oversized; callers serving them truncate to `k_max`."""
-        generations = self.backend.generate([self.conversation(v) for v in values], params, batch_size=batch_size)
+        generations = self.backend.generate(self.conversations(values), params, batch_size=batch_size)
         return [parse_keywords(g.text, k_max=self.k_max) for g in generations]
 
     def close(self) -> None:

@@ -38,6 +38,7 @@ class SideTemplate:
     system: str
     user: str
     user_without_description: str | None = None
+    user_with_context: str | None = None
     max_description_chars: int = 300
     examples: tuple[Example, ...] = ()
 
@@ -61,12 +62,29 @@ class PromptSet:
         user = self._item_user(title, description, max_keywords)
         return _messages(self.item, shots, user, few_shot, max_keywords)
 
-    def query_messages(self, query: str, max_keywords: int = 15, few_shot: bool = False) -> list[Message]:
-        """Chat messages asking the query generator for keywords of one query."""
+    def query_messages(
+        self, query: str, max_keywords: int = 15, few_shot: bool = False, context: Sequence[str] | None = None
+    ) -> list[Message]:
+        """Chat messages asking the query generator for keywords of one query.
+
+        `context` holds the titles of the query's top BM25 hits (the paper's "++ search
+        results", Table 4): a run trained with it always gets it, and one trained
+        without it never does (`None`); an empty list means the search found nothing."""
         shots = [self.query.user.format(query=ex.fields.get("query", ""), max_keywords=max_keywords)
                  for ex in self.query.examples] if few_shot else []
-        user = self.query.user.format(query=query.strip(), max_keywords=max_keywords)
+        if context is None:
+            user = self.query.user.format(query=query.strip(), max_keywords=max_keywords)
+        else:
+            user = self._query_user_with_context(query, context, max_keywords)
         return _messages(self.query, shots, user, few_shot, max_keywords)
+
+    def _query_user_with_context(self, query: str, context: Sequence[str], max_keywords: int) -> str:
+        if self.query.user_with_context is None:
+            raise InputError(f"prompt set {self.name!r} v{self.version}: query.user_with_context is missing, "
+                             "so it cannot show search results")
+        lines = "\n".join(f"- {_clip(' '.join(title.split()), self.query.max_description_chars)}"
+                          for title in context) or "- (no results)"
+        return self.query.user_with_context.format(query=query.strip(), context=lines, max_keywords=max_keywords)
 
     def _item_user(self, title: str, description: str, max_keywords: int) -> str:
         description = _clip(" ".join(description.split()), self.item.max_description_chars)
@@ -131,22 +149,26 @@ def parse_prompts(data: object, origin: str = "<prompts>") -> PromptSet:
         if key not in data:
             raise InputError(f"{origin}: missing field {key!r}")
     item = _side(data["item"], f"{origin}: item", {"title", "description", "max_keywords"})
-    query = _side(data["query"], f"{origin}: query", {"query", "max_keywords"})
+    query = _side(data["query"], f"{origin}: query", {"query", "max_keywords"}, {"query", "context", "max_keywords"})
     return PromptSet(name=str(data["name"]), version=str(data["version"]), item=item, query=query, source=data)
 
 
-def _side(data: object, where: str, placeholders: set[str]) -> SideTemplate:
+def _side(data: object, where: str, placeholders: set[str], context_placeholders: set[str] = frozenset()) -> SideTemplate:
     if not isinstance(data, dict):
         raise InputError(f"{where}: expected an object")
     for key in ("system", "user"):
         if not isinstance(data.get(key), str):
             raise InputError(f"{where}.{key}: missing or not a string")
     dummy = {name: "x" for name in placeholders}
-    for key in ("system", "user", "user_without_description"):
+    for key in ("system", "user", "user_without_description", "user_with_context"):
         template = data.get(key)
         if template is None:
             continue
+        if key == "user_with_context" and not context_placeholders:
+            raise InputError(f"{where}.{key}: only the query side shows search results")
         allowed = {"max_keywords": "x"} if key == "system" else dummy
+        if key == "user_with_context":
+            allowed = {name: "x" for name in context_placeholders}
         try:
             template.format(**allowed)
         except (KeyError, IndexError, ValueError) as err:
@@ -163,6 +185,7 @@ def _side(data: object, where: str, placeholders: set[str]) -> SideTemplate:
         system=data["system"],
         user=data["user"],
         user_without_description=data.get("user_without_description"),
+        user_with_context=data.get("user_with_context"),
         max_description_chars=limit,
         examples=tuple(examples),
     )

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Protocol
 
 from cogr_search.errors import CogrError
+from cogr_search.generators.query_context import ContextSource
 from cogr_search.opensearch.documents import ItemLike
 
 
@@ -55,6 +56,7 @@ class RunExpander:
         seed: int | None = 0,
         max_new_tokens: int | None = None,
         batch_size: int = 16,
+        context: ContextSource | None = None,
     ) -> None:
         from cogr_search.generators.backend import preset
         from cogr_search.training.run_dir import RunDir
@@ -73,7 +75,8 @@ class RunExpander:
         self.batch_size = batch_size
         dtype = str(generation.get("dtype", "auto"))
         self._generators = {
-            side: open_generator(run_dir, side, self.round, backend=backend, dtype=dtype)[0] for side in sides
+            side: open_generator(run_dir, side, self.round, backend=backend, dtype=dtype, context=context)[0]
+            for side in sides
         }
         self._lock = threading.Lock()
 

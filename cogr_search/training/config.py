@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from cogr_search.errors import InputError
 
 # Fields a resumed run may change: they affect speed, not what is produced.
-RESUMABLE_CHANGES = frozenset({"generation.batch_size", "generation.backend", "generation.dtype"})
+RESUMABLE_CHANGES = frozenset({"generation.batch_size", "generation.backend", "generation.dtype", "context_index"})
 
 
 class _Strict(BaseModel):
@@ -88,8 +88,25 @@ class Phase1Config(_Document):
     seed: int = 0
     few_shot_init: bool = Field(default=True, description="Show the template's examples to the base model.")
     write_keyword_files: bool = Field(default=True, description="Generate round-0 item/query keyword files.")
+    query_context: str | None = Field(
+        default=None,
+        description="bm25:K: the query prompt shows the titles of the query's top-K BM25 hits (paper Table 4).",
+    )
+    context_index: str | None = Field(
+        default=None, description="The catalog index the search results come from (needed with query_context)."
+    )
     generation: GenerationConfig = GenerationConfig()
     sft: SFTConfig = SFTConfig()
+
+    @field_validator("query_context")
+    @classmethod
+    def _context_spec(cls, value: str | None) -> str | None:
+        from cogr_search.generators.query_context import context_size
+
+        try:
+            return None if context_size(value) is None else value
+        except InputError as err:
+            raise ValueError(str(err)) from err
 
 
 

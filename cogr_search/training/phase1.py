@@ -1,6 +1,7 @@
 """Phase 1 of CoGR (paper section 2.2, Algorithm 1) as a sequence of resumable steps.
 
     split                        train / validation queries and the items in use
+    round-0/query_context        with `query_context`: the top BM25 titles of every query
     round-0/base_item_keywords   the base model writes M keywords per item
     round-0/query_targets        top-N pooled keywords of each training query's relevant items
     round-0/sft_item             SFT of the item generator on (item, keywords)
@@ -29,6 +30,7 @@ from cogr_search.errors import CogrError, InputError
 from cogr_search.generators.backend import INDEX, INIT, EVAL, SamplingParams
 from cogr_search.generators.batch_generate import generate_with_model, item_requests, query_requests
 from cogr_search.generators.prompts import PromptSet, assistant_text, load_prompts
+from cogr_search.generators.query_context import ContextSource, context_size, write_context_file
 from cogr_search.keyword_files import read_keyword_file, write_keyword_file
 from cogr_search.training.config import RESUMABLE_CHANGES, Phase1Config, config_differences
 from cogr_search.training.run_dir import RunDir, atomic_write_json, read_json, weights_digest
@@ -36,6 +38,7 @@ from cogr_search.training.sft_targets import query_targets
 
 STEPS = (
     "split",
+    "round-0/query_context",
     "round-0/base_item_keywords",
     "round-0/query_targets",
     "round-0/sft_item",
@@ -62,6 +65,7 @@ class _Context:
     dataset: Dataset
     progress: bool
     echo: Callable[[str], None]
+    context_source: ContextSource | None = None
 
     def split(self) -> dict:
         return read_json(self.run.split_path)
@@ -73,6 +77,10 @@ class _Context:
         split = self.split()
         return [self.dataset.queries[q] for part in parts for q in split[part]]
 
+    def context(self) -> ContextSource | None:
+        """The stored search results of the run's queries (None without query_context)."""
+        return self.run.stored_context()
+
 
 def _stderr(line: str) -> None:
     print(line, file=sys.stderr, flush=True)
@@ -83,12 +91,16 @@ def run_phase1(
     run: RunDir,
     progress: bool = True,
     echo: Callable[[str], None] = _stderr,
+    context_source: ContextSource | None = None,
 ) -> Phase1Report:
-    """Run (or resume) Phase 1 in `run`; returns which steps ran and their details."""
+    """Run (or resume) Phase 1 in `run`; returns which steps ran and their details.
+
+    `context_source` fetches search results (`opensearch.context.bm25_titles`); it is
+    needed once, for the `round-0/query_context` step of runs with `query_context`."""
     with run.lock():
         prompts = _prepare(run, config)
         dataset = load_dataset(Path(config.data), config.relevance_threshold)
-        ctx = _Context(config, run, prompts, dataset, progress, echo)
+        ctx = _Context(config, run, prompts, dataset, progress, echo, context_source)
         report = Phase1Report(run=run.root)
         for step, action in _ACTIONS.items():
             if run.is_done(step):
@@ -205,6 +217,20 @@ def _generate(ctx: _Context, model: Path, requests: list, out: Path, params: Sam
     )
 
 
+def _step_query_context(ctx: _Context) -> dict:
+    k = context_size(ctx.config.query_context)
+    if k is None:
+        return {"query_context": None}
+    if ctx.context_source is None:
+        raise InputError(f"run {ctx.run.name!r} uses query_context {ctx.config.query_context}: "
+                         "give the catalog index to fetch search results from (--context-index)")
+    queries = ctx.queries("train_queries", "val_queries")
+    titles = ctx.context_source([q.text for q in queries])
+    rows = write_context_file(ctx.run.query_context_path, ((q.id, q.text, t) for q, t in zip(queries, titles)))
+    return {"query_context": ctx.config.query_context, "index": ctx.config.context_index, "queries": rows,
+            "without_results": sum(1 for t in titles if not t)}
+
+
 def _step_base_item_keywords(ctx: _Context) -> dict:
     c = ctx.config
     requests = item_requests(ctx.prompts, ctx.items(), c.item_keywords, few_shot=c.few_shot_init)
@@ -259,11 +285,11 @@ def _step_sft_query(ctx: _Context) -> dict:
     from cogr_search.training.sft import SFTExample
 
     targets = read_keyword_file(ctx.run.query_targets_path)
-    n = ctx.config.query_top_n
+    queries = [q for q in ctx.queries("train_queries") if targets.get(q.id)]
     examples = [
-        SFTExample(ctx.prompts.query_messages(query.text, n), assistant_text(targets[query.id]))
-        for query in ctx.queries("train_queries")
-        if targets.get(query.id)
+        SFTExample(request.conversation, assistant_text(targets[query.id]))
+        for query, request in zip(queries, query_requests(ctx.prompts, queries, ctx.config.query_top_n,
+                                                          context=ctx.context()))
     ]
     return _sft(ctx, "query", examples)
 
@@ -275,7 +301,8 @@ def _step_item_keywords(ctx: _Context) -> dict:
 
 
 def _step_query_keywords(ctx: _Context) -> dict:
-    requests = query_requests(ctx.prompts, ctx.queries("train_queries", "val_queries"), ctx.config.query_top_n)
+    requests = query_requests(ctx.prompts, ctx.queries("train_queries", "val_queries"), ctx.config.query_top_n,
+                              context=ctx.context())
     return _generate(ctx, ctx.run.checkpoint_path(0, "query"), requests, ctx.run.query_keywords_path(0),
                      _sampling(ctx, EVAL), None, "query keywords (round 0)")
 
@@ -287,6 +314,7 @@ def _step_round(ctx: _Context) -> dict:
 
 _ACTIONS: dict[str, Callable[[_Context], dict]] = {
     "split": _step_split,
+    "round-0/query_context": _step_query_context,
     "round-0/base_item_keywords": _step_base_item_keywords,
     "round-0/query_targets": _step_query_targets,
     "round-0/sft_item": _step_sft_item,

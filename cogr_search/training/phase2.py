@@ -204,7 +204,8 @@ def _check_config(run: RunDir, config: Phase2Config) -> None:
 def rl_query_rows(ctx: _Context) -> list[dict]:
     """Training queries (a seeded sample under `max_queries`) as GRPO prompts."""
     ids = _capped(list(ctx.split["train_queries"]), ctx.config.max_queries, ctx.config.query.seed)
-    requests = query_requests(ctx.prompts, [ctx.dataset.queries[q] for q in ids], ctx.phase1.query_top_n)
+    requests = query_requests(ctx.prompts, [ctx.dataset.queries[q] for q in ids], ctx.phase1.query_top_n,
+                              context=ctx.run.stored_context())
     return [{"prompt": r.conversation, "query_id": r.id} for r in requests]
 
 
@@ -274,7 +275,7 @@ def _step_rl_query(ctx: _Context, round_: int) -> dict:
 
 def _query_requests(ctx: _Context) -> list:
     queries = [ctx.dataset.queries[q] for part in ("train_queries", "val_queries") for q in ctx.split[part]]
-    return query_requests(ctx.prompts, queries, ctx.phase1.query_top_n)
+    return query_requests(ctx.prompts, queries, ctx.phase1.query_top_n, context=ctx.run.stored_context())
 
 
 def query_sample_paths(run: RunDir, round_: int, samples: int) -> list[Path]:

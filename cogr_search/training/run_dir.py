@@ -126,6 +126,20 @@ class RunDir:
         return self.root / "split.json"
 
     @property
+    def query_context_path(self) -> Path:
+        """The search-results titles of the run's queries (runs with `query_context`)."""
+        return self.root / "query_context.jsonl"
+
+    def stored_context(self, fallback: object = None) -> object | None:
+        """The run's `StoredContext` (with an optional live fallback), or None for runs
+        trained without search results in the query prompt."""
+        from cogr_search.generators.query_context import StoredContext, context_size, read_context_file
+
+        if context_size(self.read_config().get("query_context")) is None:
+            return None
+        return StoredContext(read_context_file(self.query_context_path), fallback, where=f"run {self.name!r}")
+
+    @property
     def metrics_path(self) -> Path:
         return self.root / "metrics.json"
 

@@ -10,14 +10,24 @@ from cogr_search.errors import CogrError
 from cogr_search.generators.backend import load_backend
 from cogr_search.generators.keyword_generator import KeywordGenerator
 from cogr_search.generators.prompts import load_prompts
+from cogr_search.generators.query_context import ContextSource
 from cogr_search.keywords import DEFAULT_K_MAX
 from cogr_search.training.run_dir import RunDir
 
 
 def open_generator(
-    run: RunDir, side: str, round_: int | None = None, backend: str = "auto", dtype: str = "auto"
+    run: RunDir,
+    side: str,
+    round_: int | None = None,
+    backend: str = "auto",
+    dtype: str = "auto",
+    context: ContextSource | None = None,
 ) -> tuple[KeywordGenerator, int]:
-    """The `side` generator of `round_` (default: latest complete round) and that round."""
+    """The `side` generator of `round_` (default: latest complete round) and that round.
+
+    A query generator trained with search results gets the run's stored ones, and
+    `context` (a live source, `opensearch.context.run_context_source`) for queries the
+    run has not stored."""
     round_ = run.require_round(round_)
     folder = run.checkpoint_path(round_, side)
     if not folder.is_dir():
@@ -30,5 +40,6 @@ def open_generator(
         side,
         max_keywords=int(budget),
         k_max=int(config.get("k_max", DEFAULT_K_MAX)),
+        context=run.stored_context(context) if side == "query" else None,
     )
     return generator, round_
