@@ -125,14 +125,20 @@ def test_phase2_rewards_metrics_resume_and_sync(
     for hit in hits:
         assert set(round1[hit["_id"]][:30]) <= set(hit["_source"]["cogr_keywords"])
 
-    # 4b. measured again with two query keyword samples: sample 0 is the round's own file
-    remeasured = _invoke(["train", "metrics", "--run", "rl-e2e", "--eval-samples", "2", "--json"], runs)
+    # 4b. measured again with 2 query keyword x 2 item index samples: pair 0 is the round's own files
+    remeasured = _invoke(["train", "metrics", "--run", "rl-e2e", "--eval-samples", "2", "--item-samples", "2",
+                          "--json"], runs)
     assert remeasured.exit_code == 0, remeasured.output
     again = json.loads(remeasured.stdout)["phases"]
     for before, after in zip(metrics["phases"], again):
-        assert len(after["val_F1_samples"]) == 2 and after["val_F1_samples"][0] == before["val"]["F1"]
+        assert after["samples"] == {"query": 2, "item": 2}
+        assert len(after["val_F1_samples"]) == 4 and after["val_F1_samples"][0] == before["val"]["F1"]
+        assert after["val_F1_mean"] == round(sum(after["val_F1_samples"]) / 4, 4)
         assert after["val"] == before["val"] and after["mean_reward"] == before["mean_reward"]
-    assert (run.round_dir(1) / "query_keywords.sample-1.jsonl").is_file()
+    for round_ in (0, 1):
+        assert (run.round_dir(round_) / "query_keywords.sample-1.jsonl").is_file()
+        extra = read_keyword_file(run.round_dir(round_) / "item_keywords.sample-1.jsonl")
+        assert sorted(extra) == sorted(split["items"])
 
     # 5. a finished run has nothing left; changed settings are refused with the field named
     third = _invoke([*rl, "--json"], runs)

@@ -175,6 +175,7 @@ _RL_FLAGS = {
     "max_queries": "max_queries",
     "max_items": "max_items",
     "eval_samples": "eval_samples",
+    "item_samples": "item_samples",
     "gen_batch_size": "generation.batch_size",
     "max_new_tokens": "generation.max_new_tokens",
     "backend": "generation.backend",
@@ -241,6 +242,8 @@ def rl_config_from(base: dict, flags: dict) -> object:
 @_rl_option("--max-items", "max_items", type=int, help="Items used for item-side GRPO (CPU runs).")
 @_rl_option("--eval-samples", "eval_samples", type=int,
             help="Query keyword samples per phase for the metrics (mean and spread: the sampling noise).")
+@_rl_option("--item-samples", "item_samples", type=int,
+            help="Item index samples per phase for the metrics (the index's own sampling noise).")
 @_rl_option("--gen-batch-size", "generation.batch_size", type=int, help="Prompts per regeneration batch.")
 @_rl_option("--max-new-tokens", "generation.max_new_tokens", type=int, help="Tokens per regenerated keyword list.")
 @_rl_option("--backend", "generation.backend", type=click.Choice(["auto", "transformers", "vllm"]),
@@ -288,19 +291,22 @@ def rl(run_name: str, runs_dir: Path | None, config_file: Path | None, sync_inde
 @runs_dir
 @click.option("--eval-samples", type=click.IntRange(min=1), required=True,
               help="Query keyword samples (seeds) per phase: their mean and range show the sampling noise.")
+@click.option("--item-samples", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Item index samples (seeds) per phase; every pair with the query samples is scored.")
 @json_output
-def metrics(run_name: str, runs_dir: Path | None, eval_samples: int, as_json: bool) -> None:
-    """Measure every recorded phase again with several query keyword samples (no retraining)."""
+def metrics(run_name: str, runs_dir: Path | None, eval_samples: int, item_samples: int, as_json: bool) -> None:
+    """Measure every recorded phase again with several query keyword and item index
+    samples (no retraining): the mean over all pairs is what phases are compared by."""
     from cogr_search.training.phase2 import remeasure
     from cogr_search.training.run_dir import RunDir
 
     run = RunDir.open(run_name, runs_dir)
     with contextlib.redirect_stdout(sys.stderr):
-        phases = remeasure(run, eval_samples)
+        phases = remeasure(run, eval_samples, item_samples)
     if as_json:
-        emit_json({"run": str(run.root), "eval_samples": eval_samples, "phases": phases})
+        emit_json({"run": str(run.root), "eval_samples": eval_samples, "item_samples": item_samples, "phases": phases})
         return
-    click.echo(f"run {run.name}: val F1 per phase over {eval_samples} query keyword sample(s)")
+    click.echo(f"run {run.name}: val F1 per phase over {eval_samples} query x {item_samples} item sample(s)")
     for p in phases:
         samples = p.get("val_F1_samples") or [p["val"]["F1"]]
         mean = sum(samples) / len(samples)

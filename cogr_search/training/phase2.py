@@ -284,6 +284,12 @@ def query_sample_paths(run: RunDir, round_: int, samples: int) -> list[Path]:
     return [run.query_keywords_path(round_), *extra]
 
 
+def item_sample_paths(run: RunDir, round_: int, samples: int) -> list[Path]:
+    """Round r's item keyword file (the index), then the extra index samples for metrics."""
+    extra = [run.round_dir(round_) / f"item_keywords.sample-{k}.jsonl" for k in range(1, samples)]
+    return [run.item_keywords_path(round_), *extra]
+
+
 def _generate_extra_samples(ctx: _Context, round_: int) -> None:
     """The extra query keyword samples of `eval_samples` (resumable, like every keyword file)."""
     requests = _query_requests(ctx)
@@ -292,8 +298,21 @@ def _generate_extra_samples(ctx: _Context, round_: int) -> None:
                   f"query keywords (round {round_}, sample {k})", seed_offset=k)
 
 
+def _generate_item_samples(ctx: _Context, round_: int) -> None:
+    """The extra item index samples of `item_samples`: the same item generator sampled
+    with other seeds, since one index sample moves F1 as much as a phase does."""
+    paths = item_sample_paths(ctx.run, round_, ctx.config.item_samples)[1:]
+    if not paths:
+        return
+    requests = item_requests(ctx.prompts, [ctx.dataset.items[i] for i in ctx.split["items"]], ctx.phase1.item_keywords)
+    for k, path in enumerate(paths, start=1):
+        _generate(ctx, ctx.run.checkpoint_path(round_, "item"), requests, path, INDEX,
+                  f"item keywords (round {round_}, sample {k})", seed_offset=k)
+
+
 def _sft_metrics(ctx: _Context) -> dict:
     _generate_extra_samples(ctx, 0)
+    _generate_item_samples(ctx, 0)
     return {"phase_metrics": _phase_entry(ctx, "sft", 0, 0, 0, {})}
 
 
@@ -316,6 +335,7 @@ def _step_item_keywords(ctx: _Context, round_: int) -> dict:
     requests = item_requests(ctx.prompts, items, ctx.phase1.item_keywords)
     info = _generate(ctx, ctx.run.checkpoint_path(round_, "item"), requests,
                      ctx.run.item_keywords_path(round_), INDEX, f"item keywords (round {round_})")
+    _generate_item_samples(ctx, round_)
     grpo = ctx.run.step_info(f"round-{round_}/rl_item") or {}
     info["phase_metrics"] = _phase_entry(ctx, f"rl-item-{round_}", round_, round_, round_, grpo)
     return info
@@ -372,17 +392,22 @@ def set_metrics(view: QueryView) -> dict:
 def _phase_entry(ctx: _Context, phase: str, round_: int, item_round: int, query_round: int, grpo: Mapping) -> dict:
     """The shadow index's view of one phase's result, for metrics.json.
 
-    `val` and `train` score the round's query keyword file (what sync and eval use); with
-    `eval_samples` > 1 the F1 of every sample and their mean are recorded too."""
-    items = ctx.item_index(item_round)
-    paths = query_sample_paths(ctx.run, query_round, ctx.config.eval_samples)
+    `val` and `train` score the round's query keyword file against the round's item
+    keyword file (what sync and eval use). With `eval_samples` > 1 or `item_samples` > 1,
+    every (item index sample, query sample) pair is scored too, item-major, and
+    `{val,train}_F1_mean` is their mean: the figure to compare phases by."""
+    query_paths = query_sample_paths(ctx.run, query_round, ctx.config.eval_samples)
+    item_paths = item_sample_paths(ctx.run, item_round, ctx.config.item_samples)
+    query_keywords = [read_keyword_file(path) for path in query_paths]
     scores: dict[str, list[dict]] = {"val": [], "train": []}
-    for path in paths:
-        keywords = read_keyword_file(path)
-        for part, name in (("val_queries", "val"), ("train_queries", "train")):
-            texts = ctx.texts(part)
-            view = QueryView.build({q: keywords.get(q, []) for q in texts}, texts, items, ctx.dataset.relevant(), ctx.k_max)
-            scores[name].append(set_metrics(view))
+    for item_path in item_paths:
+        items = ItemIndex.build(read_keyword_file(item_path), ctx.titles(), ctx.k_max)
+        for keywords in query_keywords:
+            for part, name in (("val_queries", "val"), ("train_queries", "train")):
+                texts = ctx.texts(part)
+                view = QueryView.build({q: keywords.get(q, []) for q in texts}, texts, items, ctx.dataset.relevant(),
+                                       ctx.k_max)
+                scores[name].append(set_metrics(view))
     entry = {
         "phase": phase,
         "round": round_,
@@ -394,9 +419,10 @@ def _phase_entry(ctx: _Context, phase: str, round_: int, item_round: int, query_
         "zero_std_share": grpo.get("zero_std_share"),
         "grpo_steps": grpo.get("steps"),
         "grpo_seconds": grpo.get("seconds"),
-        "keyword_space": keyword_space(read_keyword_file(paths[0]), read_keyword_file(ctx.run.item_keywords_path(item_round))),
+        "keyword_space": keyword_space(query_keywords[0], read_keyword_file(item_paths[0])),
     }
-    if len(paths) > 1:
+    if len(scores["val"]) > 1:
+        entry["samples"] = {"query": len(query_paths), "item": len(item_paths)}
         for name, values in scores.items():
             f1s = [v["F1"] for v in values]
             entry[f"{name}_F1_samples"] = f1s
@@ -404,22 +430,27 @@ def _phase_entry(ctx: _Context, phase: str, round_: int, item_round: int, query_
     return entry
 
 
-def remeasure(run: RunDir, samples: int, progress: bool = False, echo: Callable[[str], None] = _stderr) -> list[dict]:
-    """Recompute every recorded phase's metrics with `samples` query keyword samples.
+def remeasure(
+    run: RunDir, samples: int, item_samples: int = 1, progress: bool = False, echo: Callable[[str], None] = _stderr
+) -> list[dict]:
+    """Recompute every recorded phase's metrics with `samples` query keyword samples and
+    `item_samples` item index samples.
 
     Why: whether a phase's change in F1 is more than sampling noise is only known from
     several samples; a finished run can be measured again without retraining. Extra
     samples are generated once (and resumed) next to the round's keyword file."""
     path = run.root / RL_CONFIG_FILE
     config = Phase2Config.from_json(read_json(path), origin=str(path)) if path.exists() else Phase2Config()
-    ctx = open_context(run, config.model_copy(update={"eval_samples": samples}), progress=progress, echo=echo)
+    update = {"eval_samples": samples, "item_samples": item_samples}
+    ctx = open_context(run, config.model_copy(update=update), progress=progress, echo=echo)
     with run.lock():
         for step, info in run.manifest()["steps"].items():
             phase = info.get("phase_metrics")
             if not phase:
                 continue
-            echo(f"[{run.name}] measuring {phase['phase']} with {samples} sample(s) ...")
+            echo(f"[{run.name}] measuring {phase['phase']} with {samples} query x {item_samples} item sample(s) ...")
             _generate_extra_samples(ctx, phase["query_keywords_round"])
+            _generate_item_samples(ctx, phase["item_keywords_round"])
             grpo = {} if phase["phase"] == "sft" else (run.step_info(_grpo_step(phase)) or {})
             entry = _phase_entry(ctx, phase["phase"], phase["round"], phase["item_keywords_round"],
                                  phase["query_keywords_round"], grpo)
