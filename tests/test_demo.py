@@ -39,6 +39,10 @@ def test_demo_runs_end_to_end_and_resumes(opensearch_url, cluster, index_name, t
     assert result.example["query"] and result.example["keywords"]
     assert result.example["retrieved"] >= len(result.example["hits"])
     assert [p["phase"] for p in result.phases] == ["sft", "rl-query-1", "rl-item-1"]
+    stored = (result.run / "query_context.jsonl").read_text().splitlines()  # search results in the query prompt
+    split = json.loads((result.run / "split.json").read_text())
+    assert sorted(json.loads(line)["id"] for line in stored) == sorted(split["train_queries"] + split["val_queries"])
+    assert all(json.loads(line)["titles"] for line in stored)
     assert result.hybrid["method"] == "hybrid" and result.hybrid["queries"] == result.reports[0]["queries"]
     assert "cogr_keywords.text" in result.hybrid["settings"]["fields"]
     payload = result.as_json()

@@ -37,7 +37,8 @@ def _print_phases(phases: list[dict]) -> None:
 @click.option("--sft-steps", type=int, default=None, help="SFT optimizer steps per generator (default: the demo's).")
 @click.option("--rl-rounds", type=int, default=None, help="Phase 2 rounds (default: 1; 0 skips RL).")
 @click.option("--query-context", default=None,
-              help="bm25:K: the query prompt shows the titles of the query's top-K BM25 hits (default: the demo's).")
+              help="bm25:K: the query prompt shows the titles of the query's top-K BM25 hits; none: plain prompt "
+                   "[default: bm25:5].")
 @opensearch_url
 @json_output
 def demo(index: str, run_name: str, runs_dir: Path | None, sft_steps: int | None, rl_rounds: int | None,
@@ -63,3 +64,6 @@ def demo(index: str, run_name: str, runs_dir: Path | None, sft_steps: int | None
         mark = "*" if hit["relevant"] else " "
         click.echo(f"  {mark} {hit['title']}  [matched: {', '.join(hit['matched'])}]")
     click.echo(f"\nreport: {result.report_path}   run: {result.run}   index: {result.index} at {result.url}")
+    click.echo("note: each CoGR row scores one sample of query keywords against one sample of item keywords; on\n"
+               "40 queries one sample moves F1 by up to +-0.05, as much as the RL round does. Compare phases by\n"
+               f"the mean over samples: cogr-search train metrics --run {result.run} --eval-samples 4 --item-samples 3")
