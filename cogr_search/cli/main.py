@@ -3,7 +3,7 @@
 Each command module parses arguments, calls the library and prints; no logic lives here.
 Whatever a command fails with becomes click's one-line `Error: ...` on stderr with exit
 status 1, never a traceback: library errors (`CogrError`) carry their own message;
-OpenSearch errors that escaped (4xx/5xx, bulk rejections, an unreachable cluster) and
+cluster errors (OpenSearch or Elasticsearch) that escaped (4xx/5xx, bulk rejections, an unreachable cluster) and
 file errors (missing, unreadable, not UTF-8) are described in one line naming the
 index or file. `COGR_DEBUG=1` re-raises instead, for a traceback.
 """
@@ -20,7 +20,7 @@ def describe_failure(err: BaseException) -> str | None:
     """One line for an exception a command let escape, or None for a genuine bug."""
     if isinstance(err, CogrError):
         return str(err)
-    if type(err).__module__.split(".")[0] == "opensearchpy":
+    if type(err).__module__.split(".")[0] in ("opensearchpy", "elasticsearch", "elastic_transport"):
         from cogr_search.opensearch.client import describe_error
 
         return describe_error(err)
