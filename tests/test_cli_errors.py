@@ -27,6 +27,12 @@ from tests.conftest import REPO_ROOT, free_port
 
 pytestmark = pytest.mark.opensearch
 
+
+@pytest.fixture(scope="module")
+def cluster(opensearch_cluster):  # noqa: ANN001, ANN201
+    """OpenSearch only: the bad-input matrix is about the CLI, checked once, on the default engine."""
+    return opensearch_cluster
+
 SAMPLE = str(sample_catalog_path())
 
 
