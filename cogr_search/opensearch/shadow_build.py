@@ -24,7 +24,7 @@ SOURCE_FIELDS = [doc_fields.TITLE, doc_fields.KEYWORDS]
 def scan_keywords(
     cluster: Cluster, index: str, batch_size: int = 2000, progress: bool = False
 ) -> tuple[list[str], list[list[str]], list[str]]:
-    """(document ids, stored `cogr_keywords`, titles), in `_id` order."""
+    """(document ids, stored `cogr_keywords`, titles), in item id order."""
     ids: list[str] = []
     keywords: list[list[str]] = []
     titles: list[str] = []
