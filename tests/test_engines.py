@@ -65,3 +65,38 @@ def test_unreachable_elasticsearch_is_transient_and_described(tmp_path) -> None:
         cluster.client.info()  # the client itself, outside the retry policy
     assert is_transient(err.value)
     assert describe_error(err.value).startswith("cannot reach Elasticsearch: ")
+
+
+@pytest.mark.opensearch
+def test_the_real_node_is_detected(cluster: Cluster, request: pytest.FixtureRequest) -> None:
+    info = cluster.info()
+    assert cluster.engine.name == request.node.callspec.params["cluster_url"]
+    assert cluster.engine.version == info["version"]["number"]
+    assert type(cluster.client).__module__.split(".")[0] == {"opensearch": "opensearchpy",
+                                                             "elasticsearch": "elasticsearch"}[cluster.engine.name]
+
+
+@pytest.mark.opensearch
+def test_pipeline_commands_where_the_engine_has_no_pipelines(cluster: Cluster, cluster_url: str, index_name: str,
+                                                             tmp_path) -> None:
+    """On Elasticsearch: one line, exit 1, nothing created; on OpenSearch the check passes."""
+    from click.testing import CliRunner
+
+    from cogr_search.cli.main import cli
+    from cogr_search.data import sample_catalog_path
+    from cogr_search.opensearch.indices import alias_target
+    from cogr_search.opensearch.pipelines import require_pipelines
+
+    if cluster.engine.search_pipelines:
+        require_pipelines(cluster, "index create --pipelines")
+        return
+    runner = CliRunner()
+    create = runner.invoke(cli, ["index", "create", "--index", index_name, "--pipelines", "--service-url",
+                                 "http://127.0.0.1:1", "--cluster-url", cluster_url])
+    ingest = runner.invoke(cli, ["ingest", str(sample_catalog_path()), "--index", index_name, "--enrich", "--pipeline",
+                                 "--cluster-url", cluster_url])
+    for result, what in ((create, "index create --pipelines"), (ingest, "ingest --enrich --pipeline")):
+        lines = result.output.strip().splitlines()
+        assert result.exit_code == 1 and len(lines) == 1, result.output
+        assert f"{what} needs OpenSearch with the cogr-search plugin" in lines[0]
+    assert alias_target(cluster, index_name) is None
