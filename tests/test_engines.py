@@ -30,8 +30,17 @@ def test_detects_opensearch_and_elasticsearch_with_their_versions() -> None:
     found = engine_from_root(OPENSEARCH_ROOT, {"content-type": "application/json"})
     assert (found.name, found.version, found.bm25, found.search_pipelines) == ("opensearch", "2.19.2", "legacy", True)
     found = engine_from_root(ELASTICSEARCH_ROOT, {"X-Elastic-Product": "Elasticsearch"})
-    assert (found.name, found.version, found.bm25, found.search_pipelines) == ("elasticsearch", "8.17.4", "lucene", False)
+    assert (found.name, found.version, found.bm25, found.search_pipelines) == ("elasticsearch", "8.17.4", "legacy", False)
     assert engine_from_root(ELASTICSEARCH_ROOT).name == "elasticsearch"  # a proxy that drops the header
+
+
+def test_bm25_variant_by_engine_and_version() -> None:
+    from cogr_search.opensearch.engines import bm25_variant
+
+    # measured: OpenSearch 2.19 and Elasticsearch 8.17 both explain "2.2 boost" (LegacyBM25Similarity)
+    assert bm25_variant("opensearch", "2.19.2") == bm25_variant("elasticsearch", "8.17.2") == "legacy"
+    assert bm25_variant("opensearch", "3.0.0") == "lucene"  # OpenSearch 3 defaults to Lucene's BM25Similarity
+    assert bm25_variant("opensearch", None) == "legacy"
 
 
 def test_an_unknown_root_answer_names_the_override() -> None:

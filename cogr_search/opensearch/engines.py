@@ -9,7 +9,7 @@ fit that dialect lives here, as attributes of an `Engine`:
 - the client class (opensearch-py, or the official `elasticsearch` client from the
   `elasticsearch` extra) and how it is configured for the project's retry policy;
 - the error classes, which of them are transient, and how one is described in a line;
-- the BM25 variant the engine scores with (the shadow index reproduces both);
+- the BM25 variant the engine scores with (the shadow index reproduces both), by version;
 - whether search pipelines and the cogr-search plugin can exist there.
 
 The engine is detected from the cluster's root endpoint (`GET /`): OpenSearch answers
@@ -162,7 +162,9 @@ class Engine:
     version: str | None = None
 
     def with_version(self, version: str | None) -> "Engine":
-        return Engine(self.name, self.label, self.bm25, self.search_pipelines, self.plugin, version)
+        """This engine as `GET /` reported it: the version, and the BM25 variant it implies."""
+        return Engine(self.name, self.label, bm25_variant(self.name, version), self.search_pipelines, self.plugin,
+                      version)
 
     @property
     def description(self) -> str:
@@ -200,10 +202,34 @@ class Engine:
             )
 
 
+def _major(version: str | None) -> int | None:
+    try:
+        return int(str(version).split(".")[0])
+    except ValueError:
+        return None
+
+
+def bm25_variant(name: str, version: str | None) -> Bm25Variant:
+    """The similarity behind `"type": "BM25"` on this engine and version.
+
+    - OpenSearch 2.x: `LegacyBM25Similarity` (query boost x (1 + k1)), measured on 2.19
+      (tests/test_parity_opensearch.py). OpenSearch 3.0 made Lucene's `BM25Similarity`
+      the default (OpenSearch issue 17315; not measured here).
+    - Elasticsearch 8: `LegacyBM25Similarity` as well: `_explain` on 8.17.2 shows
+      "2.2 boost" with the default similarity and with an explicit BM25 one (measured;
+      Elasticsearch never switched back to Lucene's class). 9.x is assumed the same
+      (not measured): the parity tests fail loudly if a node scores otherwise.
+    """
+    major = _major(version)
+    if name == "opensearch" and major is not None and major >= 3:
+        return "lucene"
+    return "legacy"
+
+
 OPENSEARCH = Engine("opensearch", "OpenSearch", bm25="legacy", search_pipelines=True, plugin=True)
-"""OpenSearch 2.x scores with `LegacyBM25Similarity` (boost x (1 + k1)); measured on 2.19."""
-ELASTICSEARCH = Engine("elasticsearch", "Elasticsearch", bm25="lucene", search_pipelines=False, plugin=False)
-"""Elasticsearch 8/9 scores with Lucene's `BM25Similarity` (no (1 + k1) factor)."""
+"""OpenSearch, version unknown until `GET /` (`with_version`); 2.x is the tested one."""
+ELASTICSEARCH = Engine("elasticsearch", "Elasticsearch", bm25="legacy", search_pipelines=False, plugin=False)
+"""Elasticsearch 8/9: the same layout; no search pipelines, no plugin."""
 ENGINES: dict[str, Engine] = {e.name: e for e in (OPENSEARCH, ELASTICSEARCH)}
 
 

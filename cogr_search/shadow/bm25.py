@@ -1,9 +1,10 @@
 """Lucene's BM25 over keyword bags, reproduced bit for bit where it matters for order.
 
-Two variants, one per engine (`opensearch.engines`): `legacy` (OpenSearch 2.x) and
-`lucene` (Elasticsearch 8/9). They differ only in the query-side factor below, so their
-scores are a constant k1 + 1 apart; the arithmetic is kept exact for both because
-float32 rounding of that factor can turn an exact tie into a near-tie and back.
+Two variants (`opensearch.engines.bm25_variant` says which engine and version uses
+which): `legacy` (OpenSearch 2.x and Elasticsearch 8, measured) and `lucene` (Lucene's
+own `BM25Similarity`, OpenSearch 3's default). They differ only in the query-side factor
+below, so their scores are a constant k1 + 1 apart; the arithmetic is kept exact for
+both because float32 rounding of that factor can turn an exact tie into a near-tie and back.
 
 OpenSearch ranks the keyword-expanded query by BM25 over `cogr_keywords.text` (all of
 an item's keywords, analyzed by the `standard` analyzer, as one multi-valued field).
