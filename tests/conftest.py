@@ -25,8 +25,9 @@ from cogr_search.opensearch.engines import NOT_FOUND
 from cogr_search.settings import load_settings
 
 OPENSEARCH_IMAGE = "opensearchproject/opensearch:2.19.2"
-CLUSTER_ENGINES = ["opensearch"]
-"""Engines the `cluster` fixtures run on; "elasticsearch" joins once its node fixture exists."""
+CLUSTER_ENGINES = ["opensearch", "elasticsearch"] if os.environ.get("COGR_ELASTICSEARCH_URL") else ["opensearch"]
+"""Engines the `cluster` fixtures run on. Elasticsearch: an existing node at
+`COGR_ELASTICSEARCH_URL` (the local launcher's session node joins here once it exists)."""
 
 
 def free_port() -> int:
@@ -67,6 +68,12 @@ def opensearch_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         yield info.url
     finally:
         local_node.stop(home)
+
+
+@pytest.fixture(scope="session")
+def elasticsearch_url() -> str:
+    """The URL of a real Elasticsearch for this test session (`COGR_ELASTICSEARCH_URL`)."""
+    return os.environ["COGR_ELASTICSEARCH_URL"].rstrip("/")
 
 
 def connect_to(url: str, **settings: object) -> Cluster:
