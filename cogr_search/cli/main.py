@@ -81,7 +81,7 @@ def _register() -> None:
         index_cmds,
         ingest_cmd,
         model_cmd,
-        opensearch_cmds,
+        node_cmds,
         reproduce_cmd,
         search_cmd,
         serve_cmd,
@@ -90,7 +90,8 @@ def _register() -> None:
     )
 
     for command in (
-        opensearch_cmds.opensearch,
+        node_cmds.opensearch,
+        node_cmds.elasticsearch,
         index_cmds.index,
         ingest_cmd.ingest,
         data_cmd.data,
