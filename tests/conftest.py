@@ -4,6 +4,7 @@
 2. else testcontainers' OpenSearchContainer (2.19 image) if a Docker engine answers;
 3. else the project's local launcher (plugins/), started once per test session in a
    temporary home on a free port, and stopped at the end.
+Elasticsearch likewise: `COGR_ELASTICSEARCH_URL`, else the local launcher (plugins/es-node).
 
 Cluster tests that hold for both engines ask for `cluster` / `cluster_url`, which are
 parametrized over `CLUSTER_ENGINES` (each engine's session node, started on first use);
@@ -25,9 +26,9 @@ from cogr_search.opensearch.engines import NOT_FOUND
 from cogr_search.settings import load_settings
 
 OPENSEARCH_IMAGE = "opensearchproject/opensearch:2.19.2"
-CLUSTER_ENGINES = ["opensearch", "elasticsearch"] if os.environ.get("COGR_ELASTICSEARCH_URL") else ["opensearch"]
-"""Engines the `cluster` fixtures run on. Elasticsearch: an existing node at
-`COGR_ELASTICSEARCH_URL` (the local launcher's session node joins here once it exists)."""
+CLUSTER_ENGINES = ["opensearch", "elasticsearch"]
+"""Engines the `cluster` fixtures run on, each a real node."""
+ELASTICSEARCH_START_TIMEOUT_S = 900  # a start takes minutes on 2 cores shared with training
 
 
 def free_port() -> int:
@@ -71,9 +72,22 @@ def opensearch_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 
 @pytest.fixture(scope="session")
-def elasticsearch_url() -> str:
-    """The URL of a real Elasticsearch for this test session (`COGR_ELASTICSEARCH_URL`)."""
-    return os.environ["COGR_ELASTICSEARCH_URL"].rstrip("/")
+def elasticsearch_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The URL of a real Elasticsearch 8.17 for this test session, started on first use:
+    `COGR_ELASTICSEARCH_URL` if set, else the project's local launcher (plugins/es-node)
+    in a temporary home on a free port, stopped at the end."""
+    if os.environ.get("COGR_ELASTICSEARCH_URL"):
+        yield os.environ["COGR_ELASTICSEARCH_URL"].rstrip("/")
+        return
+    from cogr_search.opensearch import local_node
+
+    home = tmp_path_factory.mktemp("elasticsearch-node")
+    info = local_node.start(home, port=free_port(), heap="512m", timeout=ELASTICSEARCH_START_TIMEOUT_S,
+                            engine=local_node.ELASTICSEARCH)
+    try:
+        yield info.url
+    finally:
+        local_node.stop(home)
 
 
 def connect_to(url: str, **settings: object) -> Cluster:
