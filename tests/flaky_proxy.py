@@ -1,4 +1,4 @@
-"""A real HTTP proxy process for retry tests: forwards to OpenSearch, but answers the
+"""A real HTTP proxy process for retry tests: forwards to the cluster, but answers the
 first requests whose path contains a marker with an error status instead.
 
     python tests/flaky_proxy.py UPSTREAM_URL MARKER:STATUS:COUNT [...]
@@ -32,9 +32,11 @@ def main() -> None:
         def log_message(self, *args: object) -> None:
             pass
 
-        def _answer(self, status: int, body: bytes) -> None:
+        def _answer(self, status: int, body: bytes, product: str | None = None) -> None:
             self.send_response(status)
             self.send_header("Content-Type", "application/json")
+            if product:  # elasticsearch-py checks that a 2xx answer comes from Elasticsearch
+                self.send_header("X-Elastic-Product", product)
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
             self.wfile.write(body)
@@ -57,7 +59,7 @@ def main() -> None:
             response = conn.getresponse()
             data = response.read()
             conn.close()
-            self._answer(response.status, data)
+            self._answer(response.status, data, response.getheader("X-Elastic-Product"))
 
         do_GET = do_POST = do_PUT = do_DELETE = do_HEAD = _handle
 

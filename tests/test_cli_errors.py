@@ -27,6 +27,12 @@ from tests.conftest import REPO_ROOT, free_port
 
 pytestmark = pytest.mark.opensearch
 
+
+@pytest.fixture(scope="module")
+def cluster(opensearch_cluster):  # noqa: ANN001, ANN201
+    """OpenSearch only: the bad-input matrix is about the CLI, checked once, on the default engine."""
+    return opensearch_cluster
+
 SAMPLE = str(sample_catalog_path())
 
 
@@ -80,7 +86,7 @@ def _cases(alias: str, files: dict[str, Path], runs: Path, dead_url: str) -> lis
         ("missing alias (eval)", ["eval", "--data", SAMPLE, "--index", "no-such-alias", "--method", "bm25"], "index 'no-such-alias' does not exist"),
         ("OpenSearch 400", ["eval", "--data", SAMPLE, "--index", alias, "--method", "bm25", "--fields", "title^x"],
          f"search on {alias} failed: OpenSearch refused the request (HTTP 400"),
-        ("unreachable URL", ["ingest", SAMPLE, "--index", alias, "--opensearch-url", dead_url], f"cannot reach OpenSearch at {dead_url}"),
+        ("unreachable URL", ["ingest", SAMPLE, "--index", alias, "--opensearch-url", dead_url], f"cannot reach the cluster at {dead_url}"),
         ("run without split.json", [*eval_cogr, "--run", "half-run", "--runs-dir", str(runs)], "split.json: its split step has not run yet"),
         ("missing run", ["sync", "--index", alias, "--run", "no-such-run", "--runs-dir", str(runs)], "run 'no-such-run' not found"),
         ("bad setting", ["eval", "--data", SAMPLE, "--index", alias, "--method", "bm25", "--env", "COGR_OPENSEARCH_RETRIES=many"],

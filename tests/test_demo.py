@@ -18,6 +18,12 @@ from cogr_search.settings import load_settings
 pytestmark = [pytest.mark.opensearch, pytest.mark.model]
 
 
+@pytest.fixture(scope="module")
+def cluster(opensearch_cluster):  # noqa: ANN001, ANN201
+    """OpenSearch only: the demo's end-to-end run (models) is checked once, on the default engine."""
+    return opensearch_cluster
+
+
 def test_demo_runs_end_to_end_and_resumes(opensearch_url, cluster, index_name, tmp_path: Path, monkeypatch):
     monkeypatch.setenv("COGR_TORCH_THREADS", "1")
     settings = load_settings(opensearch_url=opensearch_url)

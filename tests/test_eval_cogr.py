@@ -59,10 +59,10 @@ def test_shadow_and_opensearch_give_identical_set_metrics(cluster: Cluster, inde
         assert on_cluster[key] == pytest.approx(shadow[key], abs=1e-12), key
 
 
-def test_eval_cogr_command_both_backends(opensearch_url: str, index_name: str, synced) -> None:
+def test_eval_cogr_command_both_backends(cluster_url: str, index_name: str, synced) -> None:
     _, query_file = synced
     base = ["eval", "--data", str(sample_catalog_path()), "--index", index_name, "--method", "cogr",
-            "--query-keywords", str(query_file), "--opensearch-url", opensearch_url, "--json"]
+            "--query-keywords", str(query_file), "--opensearch-url", cluster_url, "--json"]
     runner = CliRunner()
     results = {}
     for backend in ("opensearch", "shadow"):

@@ -6,11 +6,11 @@ import json
 
 import pytest
 from click.testing import CliRunner
-from opensearchpy import helpers
 
 from cogr_search.cli.main import cli
 from cogr_search.data import Item, load_dataset, sample_catalog_path
 from cogr_search.keywords import keyword_set
+from cogr_search.opensearch.bulk import bulk_write
 from cogr_search.opensearch.client import Cluster
 from cogr_search.opensearch.eval import bm25_clause, full_set_counts, ranked_ids
 from cogr_search.opensearch.ingest import ingest_items
@@ -33,7 +33,8 @@ def _words(text: str) -> list[str]:
 def test_full_set_counts_match_counting_in_python(cluster: Cluster, index_name: str, loaded) -> None:
     item_keywords = {iid: _words(item.title) for iid, item in loaded.items.items()}
     actions = ({"_op_type": "update", "_index": index_name, "_id": iid, "doc": {"cogr_keywords": kws}} for iid, kws in item_keywords.items())
-    helpers.bulk(cluster.client, actions, refresh=True)
+    assert not bulk_write(cluster, actions).failures
+    cluster.call(cluster.client.indices.refresh, index=index_name)
     relevant = loaded.relevant()
     query_keywords = {qid: _words(q.text) for qid, q in loaded.queries.items()}
     clauses = {qid: {"bool": {"filter": [{"terms": {"cogr_keywords": kws}}]}} for qid, kws in query_keywords.items()}
@@ -53,10 +54,10 @@ def test_bm25_ranked_lists_are_ordered_searches(cluster: Cluster, index_name: st
         assert 0 < len(ranked[qid]) <= 20
 
 
-def test_eval_bm25_command(opensearch_url: str, index_name: str, loaded, tmp_path) -> None:
+def test_eval_bm25_command(cluster_url: str, index_name: str, loaded, tmp_path) -> None:
     out = tmp_path / "bm25.json"
     args = ["eval", "--data", str(sample_catalog_path()), "--index", index_name, "--method", "bm25", "--split", "val",
-            "--val-fraction", "0.25", "--opensearch-url", opensearch_url, "--json", "--out", str(out)]
+            "--val-fraction", "0.25", "--opensearch-url", cluster_url, "--json", "--out", str(out)]
     result = CliRunner().invoke(cli, args)
     assert result.exit_code == 0, result.output
     payload = json.loads(result.stdout)
@@ -71,15 +72,15 @@ def test_eval_bm25_command(opensearch_url: str, index_name: str, loaded, tmp_pat
     assert table.exit_code == 0 and "full set" in table.stdout and "cutoff" in table.stdout
 
 
-def test_eval_errors_are_one_line(opensearch_url: str, index_name: str, tmp_path) -> None:
+def test_eval_errors_are_one_line(cluster_url: str, index_name: str, tmp_path) -> None:
     data = str(sample_catalog_path())
     runner = CliRunner()
-    missing = runner.invoke(cli, ["eval", "--data", data, "--method", "bm25", "--opensearch-url", opensearch_url])
+    missing = runner.invoke(cli, ["eval", "--data", data, "--method", "bm25", "--opensearch-url", cluster_url])
     assert missing.exit_code == 1 and "--method bm25 needs --index NAME" in missing.output
-    empty = runner.invoke(cli, ["eval", "--data", data, "--index", index_name, "--method", "bm25", "--opensearch-url", opensearch_url])
+    empty = runner.invoke(cli, ["eval", "--data", data, "--index", index_name, "--method", "bm25", "--opensearch-url", cluster_url])
     assert empty.exit_code == 1 and "does not exist" in empty.output
-    ingest_items(Cluster(load_settings(opensearch_url=opensearch_url)), index_name, [Item("a", "oak table")], progress=False)
-    cogr = ["eval", "--data", data, "--index", index_name, "--method", "cogr", "--opensearch-url", opensearch_url]
+    ingest_items(Cluster(load_settings(opensearch_url=cluster_url)), index_name, [Item("a", "oak table")], progress=False)
+    cogr = ["eval", "--data", data, "--index", index_name, "--method", "cogr", "--opensearch-url", cluster_url]
     run = runner.invoke(cli, [*cogr, "--run", "no-such-run", "--runs-dir", str(tmp_path)])
     assert run.exit_code == 1 and "run 'no-such-run' not found" in run.output
     neither = runner.invoke(cli, cogr)
@@ -91,10 +92,10 @@ def test_eval_errors_are_one_line(opensearch_url: str, index_name: str, tmp_path
 
 
 def test_eval_defaults_to_the_validation_split_and_never_tunes_on_scored_queries(
-    opensearch_url: str, index_name: str, loaded, tmp_path
+    cluster_url: str, index_name: str, loaded, tmp_path
 ) -> None:
     base = ["eval", "--data", str(sample_catalog_path()), "--index", index_name, "--method", "bm25",
-            "--opensearch-url", opensearch_url, "--json"]
+            "--opensearch-url", cluster_url, "--json"]
     runner = CliRunner()
     default = runner.invoke(cli, base)
     assert default.exit_code == 0, default.output
@@ -111,7 +112,7 @@ def test_eval_defaults_to_the_validation_split_and_never_tunes_on_scored_queries
     assert "NDCG@10" in keys and not {"NDCG@100", "R@1000", "P@100"} & keys  # no @k beyond --depth
 
 
-def test_eval_with_a_run_scores_the_runs_own_split(opensearch_url: str, index_name: str, loaded, tmp_path) -> None:
+def test_eval_with_a_run_scores_the_runs_own_split(cluster_url: str, index_name: str, loaded, tmp_path) -> None:
     from cogr_search.training.run_dir import RunDir, atomic_write_json
 
     ids = sorted(loaded.queries)
@@ -119,7 +120,7 @@ def test_eval_with_a_run_scores_the_runs_own_split(opensearch_url: str, index_na
     held_out, trained = ids[::4], [q for q in ids if q not in ids[::4]]  # not what a seeded split would give
     atomic_write_json(run.split_path, {"train_queries": trained, "val_queries": held_out, "items": sorted(loaded.items)})
     args = ["eval", "--data", str(sample_catalog_path()), "--index", index_name, "--method", "bm25", "--run", "split-run",
-            "--runs-dir", str(tmp_path), "--opensearch-url", opensearch_url, "--json"]
+            "--runs-dir", str(tmp_path), "--opensearch-url", cluster_url, "--json"]
     result = CliRunner().invoke(cli, args)
     assert result.exit_code == 0, result.output
     s = json.loads(result.stdout)["settings"]

@@ -75,22 +75,22 @@ def test_rejected_documents_are_counted_not_fatal(cluster: Cluster, index_name: 
     assert report.failures and report.failures[0].startswith("x")
 
 
-def test_ingest_command_json_and_exit_status(opensearch_url: str, index_name: str, tmp_path: Path) -> None:
+def test_ingest_command_json_and_exit_status(cluster_url: str, index_name: str, tmp_path: Path) -> None:
     runner = CliRunner()
-    result = runner.invoke(cli, ["ingest", str(sample_catalog_path()), "--index", index_name, "--opensearch-url", opensearch_url, "--json"])
+    result = runner.invoke(cli, ["ingest", str(sample_catalog_path()), "--index", index_name, "--opensearch-url", cluster_url, "--json"])
     assert result.exit_code == 0, result.output
     payload = json.loads(result.stdout)
     assert payload["items"] == payload["created"] == payload["documents_in_index"] == 359
     catalog = tmp_path / "c.csv"
     catalog.write_text("sku,name\nA,oak\nB,pine\n", encoding="utf-8")
     result = runner.invoke(cli, ["ingest", str(catalog), "--index", index_name, "--columns", "id=sku,title=name",
-                                 "--opensearch-url", opensearch_url])
+                                 "--opensearch-url", cluster_url])
     assert result.exit_code == 0, result.output
     assert "2 items" in result.stdout and "361 documents in the index" in result.stdout
     bad = tmp_path / "bad.csv"
     bad.write_text("sku,name\nA,oak\nA,pine\n", encoding="utf-8")
     result = runner.invoke(cli, ["ingest", str(bad), "--index", index_name, "--columns", "id=sku,title=name",
-                                 "--opensearch-url", opensearch_url])
+                                 "--opensearch-url", cluster_url])
     assert result.exit_code == 1
     assert "bad.csv:3: duplicate item id 'A' (first on line 2)" in result.output
 

@@ -1,9 +1,10 @@
-"""Parity of the shadow index with a real OpenSearch node (DESIGN.md sections 1-3).
+"""Parity of the shadow index with a real node of each engine (DESIGN.md sections 1-3).
 
 Random keyword sets go into `cogr_keywords` exactly as sync writes them; every query is
 sent as the DESIGN.md keyword query. The retrieved sets must be identical, and the BM25
 scores (hence the top-10 order, up to exact ties) must agree with the shadow's Lucene
-arithmetic. A second test compares the standard analyzer with the shadow tokenizer on
+arithmetic in the engine's BM25 variant (`Cluster.engine.bm25`: legacy on OpenSearch,
+Lucene's current one on Elasticsearch). A second test compares the standard analyzer with the shadow tokenizer on
 real product titles through `_analyze`.
 """
 
@@ -14,9 +15,9 @@ import random
 from pathlib import Path
 
 import pytest
-from opensearchpy import helpers
 
 from cogr_search.keywords import normalize, representation
+from cogr_search.opensearch.bulk import bulk_write
 from cogr_search.opensearch.client import Cluster
 from cogr_search.opensearch.indices import create_index
 from cogr_search.opensearch.query import keyword_query
@@ -63,7 +64,8 @@ def _index_catalog(cluster: Cluster, alias: str, titles: dict, item_keywords: di
         }
         for item_id, title in titles.items()
     )
-    helpers.bulk(cluster.client, actions, refresh="wait_for", chunk_size=1000)
+    assert not bulk_write(cluster, actions, chunk_size=1000).failures
+    cluster.call(cluster.client.indices.refresh, index=alias)
 
 
 def _search(cluster: Cluster, alias: str, reps: dict[str, list[str]]) -> dict[str, list[tuple[str, float]]]:
@@ -100,7 +102,7 @@ def _assert_same_ranking(query_id: str, expected: list[tuple[str, float]], got: 
 def test_retrieved_sets_and_bm25_order_match_opensearch(cluster: Cluster, index_name: str, seed: int) -> None:
     titles, item_keywords, query_texts, query_keywords = _catalog(seed)
     _index_catalog(cluster, index_name, titles, item_keywords)
-    shadow = ItemIndex.build(item_keywords, titles)
+    shadow = ItemIndex.build(item_keywords, titles, bm25_variant=cluster.engine.bm25)
     reps = {q: representation(query_keywords[q], text) for q, text in query_texts.items()}
     opensearch = _search(cluster, index_name, reps)
 

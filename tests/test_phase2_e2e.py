@@ -28,6 +28,12 @@ from cogr_search.training.run_dir import RunDir
 
 pytestmark = [pytest.mark.opensearch, pytest.mark.model]
 
+
+@pytest.fixture(scope="module")
+def cluster(opensearch_cluster):  # noqa: ANN001, ANN201
+    """OpenSearch only: training's end-to-end run (models) is checked once, on the default engine."""
+    return opensearch_cluster
+
 SFT = [
     "train", "sft", "--data", str(sample_catalog_path()), "--run", "rl-e2e", "--val-fraction", "0.25",
     "--max-items", "8", "--max-queries", "8", "--max-steps", "3", "--batch-size", "4", "--item-keywords", "6",

@@ -40,17 +40,17 @@ def service(run):  # noqa: ANN001, ANN201
         yield process
 
 
-def _invoke(args: list[str], opensearch_url: str):  # noqa: ANN202 - click Result
-    return CliRunner().invoke(cli, [*args, "--opensearch-url", opensearch_url], catch_exceptions=True)
+def _invoke(args: list[str], cluster_url: str):  # noqa: ANN202 - click Result
+    return CliRunner().invoke(cli, [*args, "--opensearch-url", cluster_url], catch_exceptions=True)
 
 
 @pytest.fixture()
-def enriched(index_name: str, opensearch_url: str, run, tmp_path: Path, monkeypatch) -> str:  # noqa: ANN001
+def enriched(index_name: str, cluster_url: str, run, tmp_path: Path, monkeypatch) -> str:  # noqa: ANN001
     monkeypatch.setenv("COGR_TORCH_THREADS", "1")
     catalog = tmp_path / "catalog.jsonl"
     catalog.write_text("".join(json.dumps(item) + "\n" for item in ITEMS))
     args = ["ingest", str(catalog), "--index", index_name, "--enrich", "--run", str(run.root), "--json"]
-    first = _invoke(args, opensearch_url)
+    first = _invoke(args, cluster_url)
     assert first.exit_code == 0, first.output
     report = json.loads(first.stdout)["enrich"]
     assert (report["generated"], report["written"], report["skipped"], report["failed"]) == (5, 5, 0, 0)
@@ -58,7 +58,7 @@ def enriched(index_name: str, opensearch_url: str, run, tmp_path: Path, monkeypa
     return index_name
 
 
-def test_ingest_enrich_fills_keywords_and_provenance_once(enriched, cluster, opensearch_url, run, tmp_path) -> None:
+def test_ingest_enrich_fills_keywords_and_provenance_once(enriched, cluster, cluster_url, run, tmp_path) -> None:
     docs = {hit["_id"]: hit["_source"] for hit in cluster.client.search(index=enriched, body={"size": 10})["hits"]["hits"]}
     assert sorted(docs) == [item["id"] for item in ITEMS]
     for item in ITEMS:
@@ -69,12 +69,12 @@ def test_ingest_enrich_fills_keywords_and_provenance_once(enriched, cluster, ope
 
     # A rerun generates nothing: every document already carries this model's keywords.
     again = _invoke(["ingest", str(tmp_path / "catalog.jsonl"), "--index", enriched, "--enrich", "--run", str(run.root),
-                     "--json"], opensearch_url)
+                     "--json"], cluster_url)
     assert again.exit_code == 0, again.output
     report = json.loads(again.stdout)["enrich"]
     assert (report["generated"], report["skipped"]) == (0, 5)
     assert _invoke(["ingest", str(tmp_path / "catalog.jsonl"), "--index", enriched, "--enrich"],
-                   opensearch_url).exit_code == 2  # --enrich without --run is a usage error
+                   cluster_url).exit_code == 2  # --enrich without --run is a usage error
 
 
 def test_api_search_sends_the_expanded_query_and_explains_hits(enriched, cluster, service) -> None:
@@ -113,27 +113,27 @@ def test_api_search_sends_the_expanded_query_and_explains_hits(enriched, cluster
         api.search("   ")
 
 
-def test_search_command_with_service_and_with_run(enriched, cluster, opensearch_url, service, run, monkeypatch) -> None:
+def test_search_command_with_service_and_with_run(enriched, cluster, cluster_url, service, run, monkeypatch) -> None:
     monkeypatch.setenv("COGR_TORCH_THREADS", "1")
     text = "Oak Dining Table"
     api = CogrSearch.from_service(cluster.client, service.url, index=enriched)
     expected = [hit.id for hit in api.search(text, size=3).hits]
 
     via_service = _invoke(["search", text, "--index", enriched, "--service", service.url, "--k", "3", "--explain",
-                           "--json"], opensearch_url)
+                           "--json"], cluster_url)
     assert via_service.exit_code == 0, via_service.output
     payload = json.loads(via_service.stdout)
     assert [hit["id"] for hit in payload["hits"]] == expected  # same keywords (service cache), same hits
     assert payload["model"] == run.model_tag(0) and all(hit["matched"] for hit in payload["hits"])
 
-    via_run = _invoke(["search", text, "--index", enriched, "--run", str(run.root), "--explain"], opensearch_url)
+    via_run = _invoke(["search", text, "--index", enriched, "--run", str(run.root), "--explain"], cluster_url)
     assert via_run.exit_code == 0, via_run.output
     lines = via_run.stdout.splitlines()
     assert lines[0].startswith("keywords: ") and normalize(text) in lines[0]
     assert any("hg-4" in line for line in lines) and any(line.strip().startswith("matched: ") for line in lines)
 
-    neither = _invoke(["search", text, "--index", enriched], opensearch_url)
+    neither = _invoke(["search", text, "--index", enriched], cluster_url)
     assert neither.exit_code == 2 and "--run RUN" in neither.output
     bad_filter = _invoke(["search", text, "--index", enriched, "--service", service.url, "--filter", "{oops"],
-                         opensearch_url)
+                         cluster_url)
     assert bad_filter.exit_code == 2 and "--filter 1: not JSON" in bad_filter.output

@@ -53,15 +53,19 @@ def test_every_variable_has_a_field(monkeypatch, tmp_path: Path) -> None:
         "COGR_MAPPINGS_DIR": str(tmp_path),
         "COGR_PLUGINS_DIR": str(tmp_path / "plugins"),
         "COGR_DEBUG": "1",
+        "COGR_ENGINE": "elasticsearch",
     }
     for key, value in env.items():
         monkeypatch.setenv(key, value)
     monkeypatch.delenv("COGR_OPENSEARCH_URL", raising=False)
     s = load_settings()
     assert (s.opensearch_url, s.runs_dir, s.torch_threads, s.backend) == ("http://127.0.0.1:1", tmp_path / "runs", 2, "hf")
-    assert (s.mappings_dir, s.plugins_dir, s.debug) == (tmp_path, tmp_path / "plugins", True)
+    assert (s.mappings_dir, s.plugins_dir, s.debug, s.engine) == (tmp_path, tmp_path / "plugins", True, "elasticsearch")
     monkeypatch.setenv("COGR_OPENSEARCH_URL", "http://127.0.0.1:2")
-    assert load_settings().opensearch_url == "http://127.0.0.1:2"  # the documented name wins over the alias
+    assert load_settings().opensearch_url == "http://127.0.0.1:1"  # the engine-neutral name wins over the older one
+    monkeypatch.delenv("COGR_CLUSTER_URL")
+    assert load_settings().opensearch_url == "http://127.0.0.1:2"  # the older name still works
+    monkeypatch.setenv("COGR_CLUSTER_URL", "http://127.0.0.1:1")
     assert load_settings(opensearch_url="http://127.0.0.1:3").opensearch_url == "http://127.0.0.1:3"  # flags win
     monkeypatch.setenv("OPENSEARCH_URL", "http://elsewhere:9")  # no prefix: not ours
     monkeypatch.delenv("COGR_OPENSEARCH_URL")
@@ -77,3 +81,12 @@ def test_mappings_dir_override_goes_through_the_settings(monkeypatch, tmp_path: 
     assert mappings_dir() == tmp_path
     monkeypatch.delenv("COGR_MAPPINGS_DIR")
     assert (mappings_dir() / "cogr-items.json").is_file()
+
+
+def test_unknown_engine_is_a_settings_error(monkeypatch) -> None:
+    import pydantic
+    import pytest
+
+    monkeypatch.setenv("COGR_ENGINE", "solr")
+    with pytest.raises(pydantic.ValidationError, match="engine"):
+        load_settings()

@@ -72,6 +72,48 @@ def test_bm25_score_by_hand() -> None:
     assert twice[0][0] == "a" and twice[0][1] == pytest.approx(want, rel=1e-6)
 
 
+def test_lucene_variant_by_hand() -> None:
+    # Elasticsearch's BM25Similarity: the same items as above, without LegacyBM25's (1 + k1)
+    keywords, titles = {"a": ["red shoe", "red"], "b": ["blue"], "c": []}, {"a": "Sole", "b": "Shoe", "c": "Red"}
+    items = ItemIndex.build(keywords, titles, bm25_variant="lucene")
+    avgdl = 7 / 3
+    idf = math.log(1 + (3 - 2 + 0.5) / (2 + 0.5))
+
+    def score(freq: int, dl: int, boost: float = 1.0) -> float:
+        return boost * idf * freq / (freq + 1.2 * (1 - 0.75 + 0.75 * dl / avgdl))
+
+    n, ranked = items.search(["red"], k=None)
+    # c's one "red" in a bag of 1 outscores a's two in a bag of 4 (length normalisation)
+    assert n == 2 and [item for item, _ in ranked] == ["c", "a"]
+    assert ranked[0][1] == pytest.approx(score(1, 1), rel=1e-6)
+    assert ranked[1][1] == pytest.approx(score(2, 4), rel=1e-6)
+    _, twice = items.search(["red", "red shoe"], k=1)
+    want = score(2, 4, boost=2.0) + idf * 1 / (1 + 1.2 * (1 - 0.75 + 0.75 * 4 / avgdl))
+    assert twice[0] == ("a", pytest.approx(want, rel=1e-6))
+    # the legacy variant is the same ranking, every score 2.2 times larger
+    legacy = ItemIndex.build(keywords, titles)
+    _, legacy_ranked = legacy.search(["red"], k=None)
+    assert [i for i, _ in legacy_ranked] == [i for i, _ in ranked]
+    for (_, old), (_, new) in zip(legacy_ranked, ranked):
+        assert old == pytest.approx(2.2 * new, rel=1e-6)
+
+
+def test_lucene_variant_weight_is_boost_times_idf_in_float32() -> None:
+    # one item "lamp" of length 1 among 2 documents: weight = idf, tf part = 1 / (1 + 1/(k1 * (1 - b + b * 1/avgdl)))
+    items = ItemIndex.build({"x": ["lamp"], "y": ["rug"]}, {"x": "", "y": ""}, bm25_variant="lucene")
+    idf = np.float32(math.log(1 + (2 - 1 + 0.5) / (1 + 0.5)))  # ln 2, rounded to float as Lucene does
+    norm_inverse = np.float32(1) / (np.float32(1.2) * (np.float32(0.25) + np.float32(0.75) * np.float32(1) / np.float32(1)))
+    expected = np.float32(idf - idf / (np.float32(1) + np.float32(1) * norm_inverse))
+    _, ranked = items.search(["lamp"], k=None)
+    assert ranked == [("x", float(expected))]  # bit for bit
+    assert items.bm25.variant == "lucene" and items.with_item("y", ["lamp"]).bm25_variant == "lucene"
+
+
+def test_unknown_bm25_variant_is_refused() -> None:
+    with pytest.raises(ValueError, match="unknown BM25 variant 'bm42'"):
+        ItemIndex.build({}, {"x": "Lamp"}, bm25_variant="bm42")  # type: ignore[arg-type]
+
+
 def test_ties_break_by_catalog_order_and_unmatched_tokens_score_zero() -> None:
     items = ItemIndex.build({"x": ["lamp"], "y": ["lamp"], "z": ["+"]}, {"x": "", "y": "", "z": ""})
     _, ranked = items.search(["lamp"], k=None)

@@ -61,7 +61,7 @@ def _sync_command(alias: str, keywords: Path, url: str) -> list[str]:
             "--opensearch-url", url, "--chunk-size", "20", "--json"]
 
 
-def test_sigkilled_sync_is_completed_by_the_rerun(cluster: Cluster, opensearch_url: str, index_name: str,
+def test_sigkilled_sync_is_completed_by_the_rerun(cluster: Cluster, cluster_url: str, index_name: str,
                                                   tmp_path: Path) -> None:
     items = [Item(f"i{n:05d}", f"Item {n} Oak Table", "") for n in range(N_ITEMS)]
     source = ingest_items(cluster, index_name, items, progress=False).index
@@ -71,7 +71,7 @@ def test_sigkilled_sync_is_completed_by_the_rerun(cluster: Cluster, opensearch_u
     poller = AliasPoller(cluster, index_name)
     poller.start()
     try:
-        first = subprocess.Popen(_sync_command(index_name, keywords, opensearch_url), env=env,
+        first = subprocess.Popen(_sync_command(index_name, keywords, cluster_url), env=env,
                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         target = f"{index_name}-r0-2"
         deadline = time.monotonic() + DEADLINE_S
@@ -84,7 +84,7 @@ def test_sigkilled_sync_is_completed_by_the_rerun(cluster: Cluster, opensearch_u
         assert _indexed(cluster, target) < N_ITEMS
         assert alias_target(cluster, index_name) == source and sync_meta(cluster, target)["state"] == "writing"
 
-        rerun = subprocess.run(_sync_command(index_name, keywords, opensearch_url), env=env, capture_output=True,
+        rerun = subprocess.run(_sync_command(index_name, keywords, cluster_url), env=env, capture_output=True,
                                text=True, timeout=DEADLINE_S)
         assert rerun.returncode == 0, rerun.stderr
     finally:

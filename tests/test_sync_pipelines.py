@@ -13,6 +13,12 @@ from cogr_search.opensearch.sync import SyncConfig, sync_keywords
 pytestmark = pytest.mark.opensearch
 
 
+@pytest.fixture(scope="module")
+def cluster(opensearch_cluster):  # noqa: ANN001, ANN201
+    """OpenSearch only: the default pipelines it carries over are the plugin's, OpenSearch-only."""
+    return opensearch_cluster
+
+
 def test_sync_carries_default_pipelines_to_the_new_version(cluster, index_name):
     ingest_items(cluster, index_name, [Item("p1", "Oak Table", ""), Item("p2", "Lamp", "")], progress=False)
     ingest, search = f"{index_name}-ingest", f"{index_name}-search"

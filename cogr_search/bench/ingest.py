@@ -4,6 +4,10 @@ Two ways of sending the same documents to the same node in one run, so their rat
 meaningful on a noisy machine: the project's bulk loop (`opensearch.bulk.bulk_write`,
 what ingest and sync use) and hand-built NDJSON `_bulk` bodies POSTed over one
 keep-alive HTTP connection (the floor that any client library adds its overhead to).
+
+With `--cluster-url` (repeatable) the same documents go to existing clusters instead of
+a throwaway local node, one after the other in one run: OpenSearch and Elasticsearch
+side by side, each with its engine's client behind the same bulk loop.
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ from cogr_search.bench.node import throwaway_node
 from cogr_search.data import load_dataset
 from cogr_search.errors import CogrError
 from cogr_search.opensearch.bulk import bulk_write
-from cogr_search.opensearch.client import Cluster
+from cogr_search.opensearch.client import Cluster, connect
 from cogr_search.opensearch.documents import item_document
 from cogr_search.opensearch.mappings import index_body
 from cogr_search.settings import Settings
@@ -82,26 +86,47 @@ def raw_bulk_rate(url: str, cluster: Cluster, name: str, docs: Sequence[Doc]) ->
     return len(docs) / (time.perf_counter() - start)
 
 
-def run(data: Path, settings: Settings, port: int | None, heap: str, max_items: int | None) -> dict:
-    """Start a fresh node, index the catalog both ways, stop the node; return the figures."""
-    dataset = load_dataset(data)
-    docs = [(item.id, item_document(item)) for item in list(dataset.items.values())[:max_items]]
-    with throwaway_node(port, heap) as info:
-        cluster = Cluster(settings, info.url)
-        # Warm the JVM first, then alternate (A B B A) so neither method gets the warm half.
-        bulk_write_rate(cluster, "bench-warmup", docs[:5000])
-        raw = [raw_bulk_rate(info.url, cluster, "bench-raw-bulk", docs)]
-        loop = [bulk_write_rate(cluster, "bench-bulk-write", docs) for _ in range(2)]
-        raw.append(raw_bulk_rate(info.url, cluster, "bench-raw-bulk", docs))
+BENCH_INDICES = ("bench-warmup", "bench-raw-bulk", "bench-bulk-write")
+
+
+def measure(cluster: Cluster, docs: Sequence[Doc]) -> dict:
+    """Both rates on one cluster: warm-up, then alternating (A B B A) so neither method
+    gets the warm half; the bench indices are deleted afterwards."""
+    bulk_write_rate(cluster, "bench-warmup", docs[:5000])
+    raw = [raw_bulk_rate(cluster.url, cluster, "bench-raw-bulk", docs)]
+    loop = [bulk_write_rate(cluster, "bench-bulk-write", docs) for _ in range(2)]
+    raw.append(raw_bulk_rate(cluster.url, cluster, "bench-raw-bulk", docs))
+    cluster.call(cluster.client.indices.delete, index=",".join(BENCH_INDICES), ignore_unavailable=True)
     return {
-        "data": str(data),
-        "docs": len(docs),
-        "chunk_size": CHUNK,
-        "heap": heap,
-        "port": info.url.rsplit(":", 1)[-1],
-        "node_start_s": round(info.start_seconds, 2),
+        "engine": cluster.engine.description,
+        "url": cluster.url,
         "bulk_write_docs_per_s": round(statistics.mean(loop), 1),
         "raw_bulk_docs_per_s": round(statistics.mean(raw), 1),
         "bulk_write_vs_raw": round(statistics.mean(loop) / statistics.mean(raw), 3),
-        "runs_per_method": 2,
+    }
+
+
+def run(
+    data: Path, settings: Settings, port: int | None, heap: str, max_items: int | None, urls: Sequence[str] = ()
+) -> dict:
+    """Index the catalog both ways on a fresh local node (or on each of `urls`, in
+    turn); return the figures."""
+    dataset = load_dataset(data)
+    docs = [(item.id, item_document(item)) for item in list(dataset.items.values())[:max_items]]
+    common = {"data": str(data), "docs": len(docs), "chunk_size": CHUNK, "runs_per_method": 2}
+    if urls:
+        clusters = [measure(connect(settings, url.rstrip("/")), docs) for url in urls]
+        result: dict = {**common, "clusters": clusters}
+        if len(clusters) > 1:
+            base = clusters[0]["bulk_write_docs_per_s"]
+            result["bulk_write_vs_first"] = [round(c["bulk_write_docs_per_s"] / base, 3) for c in clusters]
+        return result
+    with throwaway_node(port, heap) as info:
+        figures = measure(Cluster(settings, info.url), docs)
+    return {
+        **common,
+        "heap": heap,
+        "port": info.url.rsplit(":", 1)[-1],
+        "node_start_s": round(info.start_seconds, 2),
+        **figures,
     }

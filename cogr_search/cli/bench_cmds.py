@@ -30,12 +30,16 @@ max_items_option = click.option("--max-items", type=int, default=None, help="Use
 @port_option
 @heap_option
 @max_items_option
+@click.option("--cluster-url", "urls", multiple=True, metavar="URL",
+              help="Measure on this existing cluster (OpenSearch or Elasticsearch) instead of a fresh local node; "
+                   "repeat for a side-by-side run.")
 @json_output
-def ingest_bench(data: Path, port: int | None, heap: str, max_items: int | None, as_json: bool) -> None:
-    """Start a fresh local node and compare the bulk loop with raw _bulk on DATA's items."""
+def ingest_bench(data: Path, port: int | None, heap: str, max_items: int | None, urls: tuple[str, ...],
+                 as_json: bool) -> None:
+    """Start a fresh local node (or use --cluster-url ones) and compare the bulk loop with raw _bulk on DATA's items."""
     from cogr_search.bench import ingest
 
-    result = ingest.run(data, settings_from(), port=port, heap=heap, max_items=max_items)
+    result = ingest.run(data, settings_from(), port=port, heap=heap, max_items=max_items, urls=urls)
     _print(result, as_json)
 
 
@@ -63,6 +67,10 @@ def _print(result: dict, as_json: bool) -> None:
         return
     width = max(len(key) for key in result)
     for key, value in result.items():
+        if isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
+            for n, entry in enumerate(value, 1):  # one line per cluster of a side-by-side run
+                click.echo(f"{f'{key}[{n}]':<{width}}  " + ", ".join(f"{k}={v}" for k, v in entry.items()))
+            continue
         click.echo(f"{key:<{width}}  {value}")
 
 

@@ -37,6 +37,10 @@ def create(alias: str, pipelines: bool, service_url: str | None, ingest_pipeline
     if (pipelines or default_pipelines) and not service_url:
         raise click.UsageError("--pipelines needs --service-url URL (or COGR_SERVICE_URL)")
     cluster = connect(settings_from(opensearch_url=opensearch_url))
+    if pipelines or default_pipelines:
+        from cogr_search.opensearch.pipelines import require_pipelines
+
+        require_pipelines(cluster, "index create --pipelines")  # before the index is created
     state = create_index(cluster, alias)
     verb = "created" if state.created else "exists"
     click.echo(f"{verb}: alias {state.alias} -> {state.index} ({cluster.url})")

@@ -3,7 +3,7 @@
 Each command module parses arguments, calls the library and prints; no logic lives here.
 Whatever a command fails with becomes click's one-line `Error: ...` on stderr with exit
 status 1, never a traceback: library errors (`CogrError`) carry their own message;
-OpenSearch errors that escaped (4xx/5xx, bulk rejections, an unreachable cluster) and
+cluster errors (OpenSearch or Elasticsearch) that escaped (4xx/5xx, bulk rejections, an unreachable cluster) and
 file errors (missing, unreadable, not UTF-8) are described in one line naming the
 index or file. `COGR_DEBUG=1` re-raises instead, for a traceback.
 """
@@ -20,7 +20,7 @@ def describe_failure(err: BaseException) -> str | None:
     """One line for an exception a command let escape, or None for a genuine bug."""
     if isinstance(err, CogrError):
         return str(err)
-    if type(err).__module__.split(".")[0] == "opensearchpy":
+    if type(err).__module__.split(".")[0] in ("opensearchpy", "elasticsearch", "elastic_transport"):
         from cogr_search.opensearch.client import describe_error
 
         return describe_error(err)
@@ -81,7 +81,7 @@ def _register() -> None:
         index_cmds,
         ingest_cmd,
         model_cmd,
-        opensearch_cmds,
+        node_cmds,
         reproduce_cmd,
         search_cmd,
         serve_cmd,
@@ -90,7 +90,8 @@ def _register() -> None:
     )
 
     for command in (
-        opensearch_cmds.opensearch,
+        node_cmds.opensearch,
+        node_cmds.elasticsearch,
         index_cmds.index,
         ingest_cmd.ingest,
         data_cmd.data,

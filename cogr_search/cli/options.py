@@ -13,9 +13,12 @@ from pydantic import BaseModel
 from cogr_search.settings import Settings, load_settings
 
 opensearch_url = click.option(
+    "--cluster-url",
     "--opensearch-url",
+    "opensearch_url",
     default=None,
-    help="An existing cluster [default: $COGR_OPENSEARCH_URL, else the local node of `cogr-search opensearch start`].",
+    help="An existing OpenSearch or Elasticsearch cluster, detected from `GET /` [default: $COGR_CLUSTER_URL "
+    "(or $COGR_OPENSEARCH_URL), else the local node of `cogr-search opensearch start`].",
 )
 runs_dir = click.option(
     "--runs-dir",

@@ -8,7 +8,7 @@ one `BulkFailure` (id + reason) per document, the way opensearch-py's helpers re
 with `raise_on_error=False`. Callers decide what a failure means: ingest reports and
 goes on, sync stops before its alias swap.
 
-`scan` reads every document of an index page by page with `search_after` on `_id`.
+`scan` reads every document of an index page by page with `search_after` on the item id.
 Unlike a scroll, each page request is idempotent, so a page retried after a lost
 response is the same page, not the next one.
 """
@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import TypeVar
 
+from cogr_search.opensearch import documents as doc_fields
 from cogr_search.opensearch.client import Cluster
 
 CHUNK_SIZE = 500
@@ -226,18 +227,21 @@ def scan(
     source: list[str] | bool = True,
     page_size: int = PAGE_SIZE,
 ) -> Iterator[list[dict]]:
-    """Every matching document of `index` as pages of hits, in `_id` order.
+    """Every matching document of `index` as pages of hits, in item id order.
 
-    Each page is one idempotent search (`search_after` the last `_id`), retried by the
+    Each page is one idempotent search (`search_after` the last id), retried by the
     client's policy. Pages reflect the index as it is when each is read: callers that
-    need one consistent view block writes first (sync does).
+    need one consistent view block writes first (sync does). The sort is on the `id`
+    keyword field every cogr-search document carries (equal to `_id`), from doc values:
+    sorting on `_id` itself needs fielddata, which Elasticsearch 8 disables by default.
     """
     after: list | None = None
     while True:
-        body: dict = {"size": page_size, "query": query or {"match_all": {}}, "sort": [{"_id": "asc"}], "_source": source}
+        body: dict = {"size": page_size, "query": query or {"match_all": {}}, "sort": [{doc_fields.ID: "asc"}],
+                      "_source": source, "track_total_hits": False}
         if after is not None:
             body["search_after"] = after
-        hits = cluster.call(cluster.client.search, index=index, body=body, track_total_hits=False)["hits"]["hits"]
+        hits = cluster.call(cluster.client.search, index=index, body=body)["hits"]["hits"]
         if not hits:
             return
         yield hits

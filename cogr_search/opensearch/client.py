@@ -1,21 +1,19 @@
-"""Connecting to OpenSearch, with one retry policy for every call.
+"""Connecting to the cluster (OpenSearch or Elasticsearch), with one retry policy for every call.
 
-opensearch-py's own retries are switched off (`max_retries=0`) so that transient
-failures (connection errors, timeouts, 429 and 503) are retried in exactly one place,
-with tenacity's exponential backoff, and a cluster that stays unreachable ends in a
-one-line `ClusterUnreachable` naming the URL instead of a stack trace.
+The clients' own retries are switched off (`max_retries=0`) so that transient failures
+(connection errors, timeouts, 429 and 503) are retried in exactly one place, with
+tenacity's exponential backoff, and a cluster that stays unreachable ends in a one-line
+`ClusterUnreachable` naming the URL instead of a stack trace. Which engine answers, and
+everything that differs between the two, is `Cluster.engine` (`opensearch/engines.py`).
 """
 
 from __future__ import annotations
 
 import json
-import re
 from types import SimpleNamespace
 from collections.abc import Callable
-from typing import TypeVar
+from typing import Any, TypeVar
 
-from opensearchpy import OpenSearch
-from opensearchpy import exceptions as os_exc
 from tenacity import (
     RetryError,
     Retrying,
@@ -25,26 +23,22 @@ from tenacity import (
 )
 
 from cogr_search.errors import CogrError
+from cogr_search.opensearch import engines
+from cogr_search.opensearch.engines import ENGINES, Engine, engine_from_root, is_transient, one_line, probe_root
 from cogr_search.settings import Settings
 
 T = TypeVar("T")
 
-TRANSIENT_STATUS = frozenset({429, 502, 503, 504})
+__all__ = ["Cluster", "ClusterUnreachable", "connect", "describe_error", "is_transient", "resolve_url"]
 
 
 class ClusterUnreachable(CogrError):
-    """OpenSearch did not answer after bounded retries."""
-
-
-def is_transient(exc: BaseException) -> bool:
-    """Failures worth retrying: the cluster may answer a moment later."""
-    if isinstance(exc, (os_exc.ConnectionError, os_exc.ConnectionTimeout)):
-        return True
-    return isinstance(exc, os_exc.TransportError) and exc.status_code in TRANSIENT_STATUS
+    """The cluster did not answer after bounded retries."""
 
 
 def resolve_url(settings: Settings) -> str:
-    """The cluster to use: `COGR_OPENSEARCH_URL`, else the local node recorded under home."""
+    """The cluster to use: `COGR_CLUSTER_URL` (or `COGR_OPENSEARCH_URL`), else the local
+    node recorded under home."""
     if settings.opensearch_url:
         return settings.opensearch_url.rstrip("/")
     record = settings.local_node_home / "node.json"
@@ -54,29 +48,39 @@ def resolve_url(settings: Settings) -> str:
 
 
 class Cluster:
-    """An OpenSearch client plus the retry policy; `call` is how the project talks to it."""
+    """A client for the cluster's engine plus the retry policy; `call` is how the project
+    talks to it.
 
-    def __init__(self, settings: Settings, url: str | None = None) -> None:
+    The engine is detected on first use of `engine` or `client` (one `GET /`, retried
+    like any call) unless `COGR_ENGINE` or the `engine` argument names it.
+    """
+
+    def __init__(self, settings: Settings, url: str | None = None, engine: Engine | None = None) -> None:
         self.settings = settings
         self.url = url or resolve_url(settings)
-        auth = None
-        if settings.opensearch_user:
-            password = settings.opensearch_password.get_secret_value() if settings.opensearch_password else ""
-            auth = (settings.opensearch_user, password)
-        self.client = OpenSearch(
-            hosts=[self.url],
-            http_auth=auth,
-            verify_certs=settings.opensearch_verify_certs,
-            ssl_show_warn=settings.opensearch_verify_certs,
-            ca_certs=str(settings.opensearch_ca_certs) if settings.opensearch_ca_certs else None,
-            timeout=settings.opensearch_timeout_s,
-            max_retries=0,
-            retry_on_timeout=False,
-            http_compress=False,
-        )
+        if engine is None and settings.engine != "auto":
+            engine = ENGINES[settings.engine]
+        self._engine = engine
+        self._client: Any = None
+
+    @property
+    def engine(self) -> Engine:
+        """OpenSearch or Elasticsearch, with the version `GET /` reported."""
+        if self._engine is None:
+            body, headers = self.call(probe_root, self.url, self.settings)
+            self._engine = engine_from_root(body, headers)
+        return self._engine
+
+    @property
+    def client(self) -> Any:
+        """The engine's own Python client (opensearch-py or elasticsearch-py)."""
+        if self._client is None:
+            self._client = self.engine.client(self.url, self.settings)
+        return self._client
 
     def call(self, fn: Callable[..., T], *args: object, **kwargs: object) -> T:
-        """Run `fn(*args, **kwargs)`, retrying transient failures with exponential backoff."""
+        """Run `fn(*args, **kwargs)`, retrying transient failures with exponential backoff;
+        the response comes back as a plain dict whichever client answered."""
         retrying = Retrying(
             retry=retry_if_exception(is_transient),
             stop=stop_after_attempt(self.settings.opensearch_retries + 1),
@@ -84,13 +88,18 @@ class Cluster:
             reraise=False,
         )
         try:
-            return retrying(fn, *args, **kwargs)
+            return Engine.unwrap(retrying(fn, *args, **kwargs))
         except RetryError as err:
             cause = err.last_attempt.exception()
+            label = self._engine.label if self._engine else "the cluster"
             raise ClusterUnreachable(
-                f"cannot reach OpenSearch at {self.url} after "
-                f"{self.settings.opensearch_retries + 1} attempts: {_one_line(cause)}"
+                f"cannot reach {label} at {self.url} after "
+                f"{self.settings.opensearch_retries + 1} attempts: {one_line(cause)}"
             ) from cause
+
+    def request(self, method: str, path: str, body: object = None, params: dict | None = None) -> Any:
+        """A raw REST call, retried like `call` (for APIs neither client wraps the same way)."""
+        return self.call(self.engine.request, self.client, method, path, body, params)
 
     @property
     def _wait(self) -> wait_exponential:
@@ -107,61 +116,15 @@ class Cluster:
         return self.call(self.client.info)
 
 
-_ERRNO = re.compile(r"\[Errno -?\d+\] ([^)'\"]+)")
-
-
-def _one_line(exc: BaseException | None) -> str:
-    if exc is None:
-        return "unknown error"
-    if isinstance(exc, os_exc.TransportError) and exc.status_code not in (None, "N/A"):
-        return f"HTTP {exc.status_code} {exc.error}"
-    text = " ".join(str(exc).split())
-    if isinstance(exc, (os_exc.ConnectionError, os_exc.ConnectionTimeout)):
-        reason = _ERRNO.search(text)  # "[Errno 111] Connection refused" inside urllib3's repr
-        if reason:
-            return reason.group(1).strip()
-        if isinstance(exc, os_exc.ConnectionTimeout):
-            return "timed out"
-    return f"{type(exc).__name__}: {text}"[:300]
-
-
-def _root_cause(info: object) -> dict:
-    """The first root cause of an OpenSearch error body (`{"error": {"root_cause": [...]}}`)."""
-    error = info.get("error") if isinstance(info, dict) else None
-    if not isinstance(error, dict):
-        return {}
-    causes = error.get("root_cause") or [error]
-    return causes[0] if isinstance(causes[0], dict) else {}
-
-
 def describe_error(exc: BaseException) -> str | None:
-    """One line for an opensearch-py exception that escaped a command, naming the index
-    where the cluster says which; None for exceptions that are not opensearch-py's."""
-    from opensearchpy.helpers import BulkIndexError, ScanError
-
-    if isinstance(exc, BulkIndexError):
-        errors = exc.errors if isinstance(exc.errors, list) else []
-        first = next(iter(errors[0].values()), {}) if errors and isinstance(errors[0], dict) else {}
-        reason = (first.get("error") or {}).get("reason", first.get("error")) if isinstance(first, dict) else None
-        where = f"index {first.get('_index')!r}, document {first.get('_id')!r}" if isinstance(first, dict) else "bulk"
-        return f"OpenSearch rejected {len(errors)} document(s); first: {where}: {str(reason)[:200]}"
-    if isinstance(exc, ScanError):
-        return f"OpenSearch scroll failed: {' '.join(str(exc).split())[:300]}"
-    if isinstance(exc, (os_exc.ConnectionError, os_exc.ConnectionTimeout)):
-        return f"cannot reach OpenSearch: {_one_line(exc)}"
-    if isinstance(exc, os_exc.TransportError):
-        cause = _root_cause(exc.info)
-        reason = cause.get("reason") or (exc.info if isinstance(exc.info, str) else "")
-        index = cause.get("index")
-        where = f" on index {index!r}" if index else ""
-        return f"OpenSearch refused the request{where} (HTTP {exc.status_code} {exc.error}): {' '.join(str(reason).split())[:300]}"
-    if isinstance(exc, os_exc.OpenSearchException):
-        return f"OpenSearch client error: {' '.join(str(exc).split())[:300]}"
-    return None
+    """One line for a client exception (either engine's) that escaped a command, naming
+    the index where the cluster says which; None for exceptions that are not the clients'."""
+    return engines.describe_error(exc)
 
 
 def connect(settings: Settings, url: str | None = None) -> Cluster:
-    """A `Cluster` that has answered once; raises `ClusterUnreachable` otherwise."""
+    """A `Cluster` whose engine is known and that has answered once; raises
+    `ClusterUnreachable` otherwise."""
     cluster = Cluster(settings, url)
     cluster.info()
     return cluster

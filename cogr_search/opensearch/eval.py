@@ -15,12 +15,12 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
 
-from opensearchpy import exceptions as os_exc
 from tqdm import tqdm
 
 from cogr_search.errors import CogrError
 from cogr_search.metrics import QueryResult
 from cogr_search.opensearch.client import Cluster, describe_error
+from cogr_search.opensearch.engines import API_ERRORS
 
 DEFAULT_BATCH = 64
 ID_FIELD = "id"  # the item id as a keyword doc value: fetching it skips stored fields
@@ -49,7 +49,7 @@ def msearch(cluster: Cluster, index: str, bodies: Sequence[dict], filter_path: S
         kwargs["filter_path"] = ",".join(["responses.error", "responses.status", *filter_path])
     try:
         responses = cluster.call(cluster.client.msearch, **kwargs).get("responses", [])
-    except os_exc.TransportError as err:  # the whole request refused, e.g. a malformed field boost
+    except API_ERRORS as err:  # the whole request refused, e.g. a malformed field boost
         raise CogrError(f"search on {index} failed: {describe_error(err)}") from err
     if len(responses) != len(bodies):
         raise CogrError(f"_msearch on {index} returned {len(responses)} responses for {len(bodies)} searches")

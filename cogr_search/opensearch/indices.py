@@ -12,10 +12,10 @@ from __future__ import annotations
 import fnmatch
 from dataclasses import dataclass
 
-from opensearchpy import exceptions as os_exc
 
 from cogr_search.errors import CogrError
 from cogr_search.opensearch.client import Cluster
+from cogr_search.opensearch.engines import NOT_FOUND
 from cogr_search.opensearch.mappings import (
     IndexVersion,
     check_alias_name,
@@ -53,7 +53,7 @@ def alias_target(cluster: Cluster, alias: str) -> str | None:
     """The concrete index the alias points at, or None if the alias does not exist."""
     try:
         found = cluster.call(cluster.client.indices.get_alias, name=alias)
-    except os_exc.NotFoundError:
+    except NOT_FOUND:
         return None
     names = sorted(found)
     if len(names) != 1:
@@ -69,7 +69,7 @@ def versions(cluster: Cluster, alias: str) -> list[IndexVersion]:
     """
     try:
         names = cluster.call(cluster.client.indices.get, index=f"{alias}-r*", expand_wildcards="open,closed")
-    except os_exc.NotFoundError:
+    except NOT_FOUND:
         return []
     parsed = (IndexVersion.parse(alias, name) for name in names)
     return sorted((v for v in parsed if v is not None), key=lambda v: v.n)
@@ -89,7 +89,7 @@ def shape_of(cluster: Cluster, index: str) -> Shape:
 def _templates_matching(cluster: Cluster, name: str) -> list[str]:
     try:
         found = cluster.call(cluster.client.indices.get_index_template)
-    except os_exc.NotFoundError:
+    except NOT_FOUND:
         return []
     return sorted(
         t["name"]
@@ -156,7 +156,7 @@ def _drop_legacy_template(cluster: Cluster, alias: str) -> None:
     to new versions (nor to another alias's), so it goes."""
     try:
         cluster.call(cluster.client.indices.delete_index_template, name=legacy_template_name(alias))
-    except os_exc.NotFoundError:
+    except NOT_FOUND:
         pass
 
 

@@ -1,24 +1,27 @@
-"""A real single-node OpenSearch 2.19 on 127.0.0.1, without Docker.
+"""A real single-node OpenSearch 2.19 or Elasticsearch 8.17 on 127.0.0.1, without Docker.
 
-Why: tests and the default local run need a *real* OpenSearch (same analyzers, BM25 and
+Why: tests and the default local run need a *real* engine (same analyzers, BM25 and
 query semantics as production), and the development machines have neither Docker nor a
-way to download a distribution. The Java launcher in ``plugins/local-node`` starts one
-from Maven Central jars (DESIGN.md section 3); this module builds it when needed, runs
-it in the background, and keeps a record of it in ``<home>/node.json`` so that any later
-process (the CLI, the test fixture, a benchmark) can find, reuse or stop exactly that
-node.
+way to download a distribution. The Java launchers in ``plugins/local-node`` (OpenSearch)
+and ``plugins/es-node`` (Elasticsearch) start one from Maven Central jars (DESIGN.md
+section 3); this module builds them when needed, runs one in the background, and keeps a
+record of it in ``<home>/node.json`` so that any later process (the CLI, the test
+fixture, a benchmark) can find, reuse or stop exactly that node. Both launchers speak
+the same protocol (``plugins/launcher-common``), so everything here is shared; an
+``Engine`` says only which jar, main class and Maven modules.
 
 Process identity, waiting and signalling use psutil (a record also holds the node's
 start time, so a pid reused by another program is never mistaken for the node), the
-build and start locks are filelock's, and readiness is asked through the opensearch-py
-client, all core dependencies of the package (no ML stack needed).
+build and start locks are filelock's, and readiness is asked over plain HTTP (both
+engines answer ``GET /`` and ``/_cluster/health`` alike), all core dependencies of the
+package (no ML stack, no engine client needed).
 
 Layout of a node home::
 
     <home>/node.json        pid, port, url, started_at, ... of the running node
     <home>/config/          log4j2.properties written by the launcher
     <home>/data/            indices (kept across restarts)
-    <home>/logs/            OpenSearch logs, and node.out (the launcher's stdout/stderr)
+    <home>/logs/            the engine's logs, and node.out (the launcher's stdout/stderr)
 """
 
 from __future__ import annotations
@@ -34,20 +37,24 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.error
+import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import psutil
 from filelock import FileLock
-from opensearchpy import OpenSearch
-from opensearchpy import exceptions as os_exc
 
 from cogr_search.atomic import atomic_open
 from cogr_search.settings import load_settings
 from cogr_search.errors import CogrError
 
 __all__ = [
+    "ELASTICSEARCH",
+    "ENGINES",
+    "OPENSEARCH",
+    "Engine",
     "LocalNodeError",
     "NodeInfo",
     "NodeStatus",
@@ -60,7 +67,6 @@ __all__ = [
 ]
 
 HOST = "127.0.0.1"
-MAIN_CLASS = "org.cogr.opensearch.node.LocalNode"
 # The launcher prints exactly this, then the URL, once the node has started.
 STARTED_MARKER = "COGR_NODE_STARTED"
 RECORD_NAME = "node.json"
@@ -83,6 +89,52 @@ class LocalNodeError(CogrError):
 
 
 @dataclass(frozen=True)
+class Engine:
+    """What differs between the local launchers; everything else is shared.
+
+    ``modules`` are the Maven modules under ``plugins/`` the launcher is built from (in
+    build order, the launcher last): a change in any of them, or in the parent pom,
+    rebuilds it. ``server_jar_glob`` matches the engine's server jar in ``lib/``, proof
+    that the dependencies were copied.
+    """
+
+    name: str
+    label: str
+    main_class: str
+    modules: tuple[str, ...]
+    jar_name: str
+    server_jar_glob: str
+    default_port: int
+
+    @property
+    def module(self) -> str:
+        """The launcher's own Maven module (its ``target/`` holds the jar and ``lib/``)."""
+        return self.modules[-1]
+
+
+OPENSEARCH = Engine(
+    name="opensearch",
+    label="OpenSearch",
+    main_class="org.cogr.opensearch.node.LocalNode",
+    modules=("launcher-common", "cogr-plugin", "local-node"),
+    jar_name="local-node.jar",
+    server_jar_glob="opensearch-*.jar",
+    default_port=9200,
+)
+# 9201 (transport 9301) by default, so that both local nodes can run side by side.
+ELASTICSEARCH = Engine(
+    name="elasticsearch",
+    label="Elasticsearch",
+    main_class="org.cogr.elasticsearch.node.EsLocalNode",
+    modules=("launcher-common", "es-node"),
+    jar_name="es-node.jar",
+    server_jar_glob="elasticsearch-*.jar",
+    default_port=9201,
+)
+ENGINES: dict[str, Engine] = {e.name: e for e in (OPENSEARCH, ELASTICSEARCH)}
+
+
+@dataclass(frozen=True)
 class NodeInfo:
     """A running node started from ``home``.
 
@@ -95,6 +147,7 @@ class NodeInfo:
     url: str
     home: Path
     start_seconds: float
+    engine: Engine = OPENSEARCH
 
 
 @dataclass(frozen=True)
@@ -105,6 +158,7 @@ class NodeStatus:
     pid: int | None
     url: str | None
     version: str | None
+    engine: Engine | None = None
 
 
 # --------------------------------------------------------------------------- build
@@ -121,25 +175,28 @@ def plugins_dir() -> Path:
     return Path(__file__).resolve().parents[2] / "plugins"
 
 
-def launcher_jar() -> Path:
+def launcher_jar(engine: Engine = OPENSEARCH) -> Path:
     """Where the Maven build puts the launcher (its dependencies are in ``lib/`` beside it)."""
-    return plugins_dir() / "local-node" / "target" / "local-node.jar"
+    return plugins_dir() / engine.module / "target" / engine.jar_name
 
 
-def _build_inputs(root: Path) -> Iterator[Path]:
-    """Every file whose change requires a rebuild: the poms and all module sources."""
+def _build_inputs(root: Path, engine: Engine) -> Iterator[Path]:
+    """Every file whose change requires a rebuild: the parent pom, the modules' poms and sources."""
     yield from root.glob("pom.xml")
-    yield from root.glob("*/pom.xml")
-    for src in root.glob("*/src"):
-        yield from (p for p in src.rglob("*") if p.is_file())
+    for module in engine.modules:
+        yield from root.glob(f"{module}/pom.xml")
+        src = root / module / "src"
+        if src.is_dir():
+            yield from (p for p in src.rglob("*") if p.is_file())
 
 
-def _needs_build(jar: Path) -> bool:
+def _needs_build(engine: Engine) -> bool:
+    jar = launcher_jar(engine)
     lib = jar.parent / "lib"
-    if not jar.is_file() or not lib.is_dir() or not any(lib.glob("opensearch-*.jar")):
+    if not jar.is_file() or not lib.is_dir() or not any(lib.glob(engine.server_jar_glob)):
         return True
     built = jar.stat().st_mtime
-    return any(p.stat().st_mtime > built for p in _build_inputs(plugins_dir()))
+    return any(p.stat().st_mtime > built for p in _build_inputs(plugins_dir(), engine))
 
 
 @contextlib.contextmanager
@@ -150,32 +207,34 @@ def _file_lock(path: Path) -> Iterator[None]:
         yield
 
 
-def ensure_built(quiet: bool = True) -> Path:
-    """Build the launcher with Maven unless it is up to date; return the jar's path.
+def ensure_built(quiet: bool = True, engine: Engine = OPENSEARCH) -> Path:
+    """Build ``engine``'s launcher with Maven unless it is up to date; return the jar's path.
 
-    Up to date means the jar and its ``lib/`` exist and no pom.xml nor file under
-    ``plugins/*/src`` is newer than the jar. Maven's full output goes to
-    ``plugins/target/maven-build.log`` (and to stderr when ``quiet`` is False); a failure
-    raises ``LocalNodeError`` naming that log.
+    Up to date means the jar and its ``lib/`` exist and no pom.xml nor source file of the
+    parent or of ``engine.modules`` is newer than the jar. Only those modules are built
+    (``-pl <launcher> -am``), so a host that needs one engine downloads only its jars.
+    Maven's full output goes to ``plugins/target/maven-build.log`` (and to stderr when
+    ``quiet`` is False); a failure raises ``LocalNodeError`` naming that log.
     """
     root = plugins_dir()
-    jar = launcher_jar()
+    jar = launcher_jar(engine)
     if not (root / "pom.xml").is_file():
         raise LocalNodeError(f"no Maven project at {root} (set COGR_PLUGINS_DIR to the plugins/ folder)")
-    if not _needs_build(jar):
+    if not _needs_build(engine):
         return jar
     for tool in ("java", "mvn"):
         if shutil.which(tool) is None:
             raise LocalNodeError(
-                f"'{tool}' is not on PATH: the local OpenSearch node needs Java 17+ and Maven 3.8+ "
+                f"'{tool}' is not on PATH: the local {engine.label} node needs Java 17+ and Maven 3.8+ "
                 "(or set COGR_OPENSEARCH_URL to use an existing cluster)"
             )
     target = root / "target"
     log_path = target / "maven-build.log"
     with _file_lock(target / ".build.lock"):
-        if not _needs_build(jar):  # another process built it while we waited
+        if not _needs_build(engine):  # another process built it while we waited
             return jar
-        cmd = ["mvn", "-B", "-Dstyle.color=never", "-f", str(root / "pom.xml"), "-DskipTests", "package"]
+        cmd = ["mvn", "-B", "-Dstyle.color=never", "-f", str(root / "pom.xml"), "-pl", engine.module, "-am"]
+        cmd += ["-DskipTests", "package"]
         if quiet:
             cmd.insert(1, "-q")
         rc = _run_logged(cmd, log_path, echo=not quiet)
@@ -239,11 +298,16 @@ def _process(pid: int) -> psutil.Process | None:
         return None
 
 
+def _record_engine(record: dict) -> Engine:
+    """The engine of a record; records written before there were two engines are OpenSearch's."""
+    return ENGINES.get(str(record.get("engine", OPENSEARCH.name)), OPENSEARCH)
+
+
 def _our_node(record: dict, home: Path) -> psutil.Process | None:
     """The recorded process if it is *this* home's launcher, not a process that reused the pid.
 
     Identity: the same start time as recorded (when the record has one) and the
-    launcher's main class with this ``--home`` on its command line.
+    recorded engine's launcher main class with this ``--home`` on its command line.
     """
     proc = _process(int(record["pid"]))
     if proc is None:
@@ -255,7 +319,7 @@ def _our_node(record: dict, home: Path) -> psutil.Process | None:
         argv = proc.cmdline()
     except psutil.Error:
         return None
-    if MAIN_CLASS not in argv:
+    if _record_engine(record).main_class not in argv:
         return None
     if "--home" in argv:
         i = argv.index("--home")
@@ -286,30 +350,31 @@ def _port_free(port: int) -> bool:
 # --------------------------------------------------------------------------- HTTP
 
 
-def _client(url: str, timeout: float) -> OpenSearch:
-    """A client for readiness checks: one attempt per call, the caller polls."""
-    return OpenSearch(hosts=[url], timeout=timeout, max_retries=0, retry_on_timeout=False)
+def _get_json(url: str, timeout: float) -> dict | None:
+    """One GET (no retries: the callers poll); None when the node does not answer with JSON."""
+    try:
+        with urllib.request.urlopen(url, timeout=timeout) as resp:  # noqa: S310 (loopback URL of our node)
+            body = json.loads(resp.read())
+    except (OSError, ValueError):  # refused, reset, timeout, HTTP error status, not JSON
+        return None
+    return body if isinstance(body, dict) else None
 
 
 def _version(url: str, timeout: float = 3.0) -> str | None:
-    """The node's version number, or None while it does not answer."""
+    """The node's version number (from ``GET /``), or None while it does not answer."""
+    body = _get_json(url + "/", timeout)
     try:
-        return str(_client(url, timeout).info()["version"]["number"])
-    except (os_exc.OpenSearchException, KeyError, TypeError):
+        return str(body["version"]["number"]) if body else None
+    except (KeyError, TypeError):
         return None
 
 
 def _health_ok(url: str, wait_s: float) -> bool:
     """Ask the cluster to reach yellow within ``wait_s``; True once it has."""
     wait_ms = max(100, int(wait_s * 1000))
-    # the wait goes in the path: opensearch-py would take a `timeout` param for its own socket timeout
-    try:
-        body = _client(url, wait_s + 5.0).transport.perform_request(
-            "GET", f"/_cluster/health?wait_for_status=yellow&timeout={wait_ms}ms"
-        )
-    except os_exc.OpenSearchException:
-        return False  # unreachable yet, or 408: not yellow within the wait
-    return not body.get("timed_out", True) and body.get("status") in ("yellow", "green")
+    body = _get_json(f"{url}/_cluster/health?wait_for_status=yellow&timeout={wait_ms}ms", wait_s + 5.0)
+    # None: unreachable yet, or 408 (not yellow within the wait)
+    return body is not None and not body.get("timed_out", True) and body.get("status") in ("yellow", "green")
 
 
 # --------------------------------------------------------------------------- record
@@ -348,6 +413,7 @@ def _info_from_record(home: Path, record: dict) -> NodeInfo:
         url=str(record["url"]),
         home=home,
         start_seconds=float(record.get("start_seconds", 0.0)),
+        engine=_record_engine(record),
     )
 
 
@@ -383,11 +449,14 @@ def _read_marker(out_path: Path) -> str | None:
     return None
 
 
-def start(home: Path, port: int = 9200, heap: str = "1g", timeout: float = 180.0) -> NodeInfo:
-    """Start the node of ``home`` in the background and wait until it answers yellow.
+def start(
+    home: Path, port: int = 9200, heap: str = "1g", timeout: float = 180.0, engine: Engine = OPENSEARCH
+) -> NodeInfo:
+    """Start the ``engine`` node of ``home`` in the background and wait until it answers yellow.
 
     Idempotent: if the node recorded in ``<home>/node.json`` is alive and answers, it is
-    returned as is (even if ``port`` differs: one home, one node). Otherwise the port is
+    returned as is (even if ``port`` differs: one home, one node). A home holding a live
+    node of the other engine is refused. Otherwise the port is
     checked, the launcher built if needed (the build is not counted in ``timeout``), the
     JVM started in its own session with ``-Xms``/``-Xmx`` = ``heap`` and output in
     ``<home>/logs/node.out``, and this call waits up to ``timeout`` seconds for the
@@ -404,11 +473,16 @@ def start(home: Path, port: int = 9200, heap: str = "1g", timeout: float = 180.0
     with _file_lock(home / ".node.lock"):
         existing = _reuse_existing(home, timeout)
         if existing is not None:
+            if existing.engine != engine:
+                raise LocalNodeError(
+                    f"{home} holds a running {existing.engine.label} node (pid {existing.pid}, {existing.url}); "
+                    f"stop it or use another home for {engine.label}"
+                )
             return existing
 
         if not _port_free(port):
             raise LocalNodeError(
-                f"port {port} on {HOST} is already in use (another OpenSearch node or program listens there); "
+                f"port {port} on {HOST} is already in use (another {engine.label} node or program listens there); "
                 "choose another port or stop that process"
             )
         transport = port + TRANSPORT_OFFSET
@@ -418,11 +492,11 @@ def start(home: Path, port: int = 9200, heap: str = "1g", timeout: float = 180.0
                 "choose another HTTP port"
             )
 
-        jar = ensure_built()
+        jar = ensure_built(engine=engine)
         java = shutil.which("java")
         if java is None:
-            raise LocalNodeError("'java' is not on PATH: the local OpenSearch node needs Java 17+")
-        return _launch(home, port, heap, timeout, java, jar)
+            raise LocalNodeError(f"'java' is not on PATH: the local {engine.label} node needs Java 17+")
+        return _launch(home, port, heap, timeout, java, jar, engine)
 
 
 def _reuse_existing(home: Path, timeout: float) -> NodeInfo | None:
@@ -455,7 +529,7 @@ def _reuse_existing(home: Path, timeout: float) -> NodeInfo | None:
     return None
 
 
-def _launch(home: Path, port: int, heap: str, timeout: float, java: str, jar: Path) -> NodeInfo:
+def _launch(home: Path, port: int, heap: str, timeout: float, java: str, jar: Path, engine: Engine) -> NodeInfo:
     logs = home / "logs"
     logs.mkdir(parents=True, exist_ok=True)
     out_path = logs / "node.out"
@@ -472,7 +546,7 @@ def _launch(home: Path, port: int, heap: str, timeout: float, java: str, jar: Pa
         "-Dfile.encoding=UTF-8",
         "-cp",
         classpath,
-        MAIN_CLASS,
+        engine.main_class,
         "--home",
         str(home),
         "--http-port",
@@ -487,7 +561,7 @@ def _launch(home: Path, port: int, heap: str, timeout: float, java: str, jar: Pa
         )
     _CHILDREN[proc.pid] = proc
     try:
-        url = _wait_started(proc, out_path, port, started + timeout, timeout)
+        url = _wait_started(proc, out_path, port, started + timeout, timeout, engine)
     except BaseException:
         node = _process(proc.pid)
         if node is not None:
@@ -496,6 +570,7 @@ def _launch(home: Path, port: int, heap: str, timeout: float, java: str, jar: Pa
     start_seconds = time.monotonic() - started
     record = {
         "pid": proc.pid,
+        "engine": engine.name,
         "create_time": psutil.Process(proc.pid).create_time(),
         "port": port,
         "url": url,
@@ -510,7 +585,9 @@ def _launch(home: Path, port: int, heap: str, timeout: float, java: str, jar: Pa
     return _info_from_record(home, record)
 
 
-def _wait_started(proc: subprocess.Popen[bytes], out_path: Path, port: int, deadline: float, timeout: float) -> str:
+def _wait_started(
+    proc: subprocess.Popen[bytes], out_path: Path, port: int, deadline: float, timeout: float, engine: Engine
+) -> str:
     """Poll until the started line is out and the cluster is yellow; return the URL."""
     url: str | None = None
     while True:
@@ -518,13 +595,13 @@ def _wait_started(proc: subprocess.Popen[bytes], out_path: Path, port: int, dead
         if rc is not None:
             _CHILDREN.pop(proc.pid, None)
             raise LocalNodeError(
-                f"the OpenSearch node exited with status {rc} while starting: "
+                f"the {engine.label} node exited with status {rc} while starting: "
                 f"{_last_meaningful_line(out_path)} (full output: {out_path})"
             )
         remaining = deadline - time.monotonic()
         if remaining <= 0:
             raise LocalNodeError(
-                f"the OpenSearch node on port {port} did not become ready within {timeout:g}s; "
+                f"the {engine.label} node on port {port} did not become ready within {timeout:g}s; "
                 f"last output: {_last_meaningful_line(out_path)} (see {out_path})"
             )
         if url is None:
@@ -582,7 +659,8 @@ def stop(home: Path, timeout: float = 60) -> bool:
             _remove_record(home)
             return False
         if not _terminate(node, grace=timeout):
-            raise LocalNodeError(f"the OpenSearch node of {home} (pid {pid}) did not exit after SIGKILL")
+            label = _record_engine(record).label
+            raise LocalNodeError(f"the {label} node of {home} (pid {pid}) did not exit after SIGKILL")
         _remove_record(home)
         return True
 
@@ -591,7 +669,7 @@ def stop(home: Path, timeout: float = 60) -> bool:
 
 
 def status(home: Path) -> NodeStatus:
-    """Whether the node recorded in ``home`` runs, with its URL and version.
+    """Whether the node recorded in ``home`` runs, with its engine, URL and version.
 
     ``running`` is about the process (alive and this home's launcher); ``version`` is
     None while it does not answer HTTP, e.g. during start. Read-only: a stale record is
@@ -605,4 +683,4 @@ def status(home: Path) -> NodeStatus:
     if _our_node(record, home) is None:
         return NodeStatus(running=False, pid=None, url=None, version=None)
     url = str(record["url"])
-    return NodeStatus(running=True, pid=pid, url=url, version=_version(url))
+    return NodeStatus(running=True, pid=pid, url=url, version=_version(url), engine=_record_engine(record))

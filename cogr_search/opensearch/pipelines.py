@@ -21,10 +21,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from urllib.parse import quote, urlparse
 
-from opensearchpy import exceptions as os_exc
 
 from cogr_search.errors import CogrError
 from cogr_search.opensearch.client import Cluster
+from cogr_search.opensearch.engines import API_ERRORS, NOT_FOUND
 from cogr_search.opensearch.indices import alias_target
 
 INGEST_PIPELINE = "cogr-ingest"
@@ -94,7 +94,7 @@ def search_pipeline_body(config: PipelineConfig) -> dict:
     }
 
 
-def _reason(err: os_exc.TransportError) -> str:
+def _reason(err: BaseException) -> str:
     """OpenSearch's root cause as one line, with the processor type and property it names."""
     info = err.info if isinstance(err.info, dict) else {}
     error = info.get("error", {})
@@ -109,11 +109,18 @@ def _reason(err: os_exc.TransportError) -> str:
     return f"{cause['reason']}" + (f" ({where})" if where else "")
 
 
+def require_pipelines(cluster: Cluster, what: str) -> None:
+    """A one-line error (before anything is written) where the cluster cannot run the
+    plugin's pipelines: Elasticsearch has no search pipelines, and the plugin is
+    OpenSearch-only (`Engine.require_search_pipelines`)."""
+    cluster.engine.require_search_pipelines(what)
+
+
 def _put(cluster: Cluster, kind: str, name: str, body: dict) -> None:
     path = f"/_ingest/pipeline/{quote(name, safe='')}" if kind == "ingest" else f"/_search/pipeline/{quote(name, safe='')}"
     try:
-        cluster.call(cluster.client.transport.perform_request, "PUT", path, body=body)
-    except os_exc.TransportError as err:
+        cluster.request("PUT", path, body=body)
+    except API_ERRORS as err:
         reason = _reason(err)
         hint = ""
         if "No processor type exists" in reason:
@@ -139,6 +146,7 @@ def install_pipelines(
     default_on: str | None = None,
 ) -> PipelinesState:
     """Create (or replace) both pipelines; with `default_on` (an alias) make them its defaults."""
+    require_pipelines(cluster, "index create --pipelines")
     _put(cluster, "ingest", ingest_name, ingest_pipeline_body(config))
     _put(cluster, "search", search_name, search_pipeline_body(config))
     index = set_default_pipelines(cluster, default_on, ingest_name, search_name) if default_on else None
@@ -147,9 +155,10 @@ def install_pipelines(
 
 def check_pipeline(cluster: Cluster, name: str) -> None:
     """A one-line error unless ingest pipeline `name` exists (checked before a load through it)."""
+    require_pipelines(cluster, "ingest --enrich --pipeline")
     try:
         cluster.call(cluster.client.ingest.get_pipeline, id=name)
-    except os_exc.NotFoundError:
+    except NOT_FOUND:
         raise CogrError(
             f"ingest pipeline {name!r} does not exist on {cluster.url}: "
             "create it with `cogr-search index create --index NAME --pipelines --service-url URL`"

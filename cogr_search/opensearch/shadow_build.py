@@ -24,7 +24,7 @@ SOURCE_FIELDS = [doc_fields.TITLE, doc_fields.KEYWORDS]
 def scan_keywords(
     cluster: Cluster, index: str, batch_size: int = 2000, progress: bool = False
 ) -> tuple[list[str], list[list[str]], list[str]]:
-    """(document ids, stored `cogr_keywords`, titles), in `_id` order."""
+    """(document ids, stored `cogr_keywords`, titles), in item id order."""
     ids: list[str] = []
     keywords: list[list[str]] = []
     titles: list[str] = []
@@ -49,7 +49,10 @@ def item_index_from_opensearch(
     The stored sets already contain the title keyword, so they are indexed as they are
     (normalized and de-duplicated, not truncated); documents without keywords match
     nothing, as in OpenSearch. `k_max` is only recorded for the rewards computed later.
+    The shadow scores with the cluster's own BM25 variant (`Cluster.engine.bm25`).
     """
     ids, keywords, titles = scan_keywords(cluster, index, batch_size, progress)
     reps = [keyword_set(stored) for stored in keywords]
-    return ItemIndex.from_representations(ids, reps, [normalize(title) for title in titles], k_max)
+    return ItemIndex.from_representations(
+        ids, reps, [normalize(title) for title in titles], k_max, bm25_variant=cluster.engine.bm25
+    )

@@ -27,7 +27,6 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from typing import Literal
 
-from opensearchpy import exceptions as os_exc
 from pydantic import BaseModel, ConfigDict, Field
 from tqdm import tqdm
 
@@ -36,6 +35,7 @@ from cogr_search.keywords import DEFAULT_K_MAX
 from cogr_search.opensearch import documents as doc_fields
 from cogr_search.opensearch.bulk import BulkFailure, bulk_write, scan
 from cogr_search.opensearch.client import Cluster, ClusterUnreachable
+from cogr_search.opensearch.engines import NOT_FOUND
 from cogr_search.opensearch.documents import item_keywords, title_is_cut
 from cogr_search.opensearch.indices import (
     alias_target,
@@ -181,7 +181,7 @@ def _release_stale_block(cluster: Cluster, source: str) -> None:
         try:
             if write_blocked(cluster, previous):
                 set_write_block(cluster, previous, False)
-        except os_exc.NotFoundError:
+        except NOT_FOUND:
             pass  # pruned since
 
 

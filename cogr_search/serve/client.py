@@ -1,14 +1,16 @@
 """The Python API for existing apps: expand a query, search the alias, explain the hits.
 
     from cogr_search.serve.client import CogrSearch
-    search = CogrSearch.from_service(opensearch_client, "http://127.0.0.1:8300", index="products")
+    search = CogrSearch.from_service(client, "http://127.0.0.1:8300", index="products")
     result = search.search("oak dining table", size=10, filters=[{"term": {"brand": "acme"}}], explain=True)
     for hit in result.hits:
         print(hit.id, hit.score, hit.matched)
 
 The query sent is DESIGN.md's keyword-expanded `bool` query (built by
 `opensearch.query.keyword_query`, the same one evaluation sends), so what an app gets is
-what was measured. Expansions are LRU-cached in the client, in front of whichever
+what was measured. `client` is the app's own opensearch-py or elasticsearch-py client
+(`cluster.client` of a `Cluster`): expansion is client-side, so it works the same on both engines.
+Expansions are LRU-cached in the client, in front of whichever
 expander it uses (a run's local generators or a remote service).
 """
 
@@ -18,11 +20,11 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from opensearchpy import OpenSearch
-from opensearchpy import exceptions as os_exc
+from typing import Any
 
 from cogr_search.errors import CogrError, InputError
 from cogr_search.keywords import DEFAULT_K_MAX, representation
+from cogr_search.opensearch.engines import API_ERRORS, NOT_FOUND, Engine, status_of
 from cogr_search.opensearch.query import KEYWORD_FIELD, keyword_query
 from cogr_search.serve.cache import MISSING, LRUCache
 from cogr_search.serve.expander import Expander
@@ -55,11 +57,12 @@ class SearchResult:
 
 
 class CogrSearch:
-    """Keyword-expanded search over one alias for an app that holds an opensearch-py client."""
+    """Keyword-expanded search over one alias for an app that holds an opensearch-py or
+    elasticsearch-py client."""
 
     def __init__(
         self,
-        client: OpenSearch,
+        client: Any,
         expander: Expander,
         *,
         index: str | None = None,
@@ -73,7 +76,7 @@ class CogrSearch:
         self.cache: LRUCache[list[str]] = LRUCache(cache_size)
 
     @classmethod
-    def from_run(cls, client: OpenSearch, run: str | Path, round_: int | None = None, *,
+    def from_run(cls, client: Any, run: str | Path, round_: int | None = None, *,
                  runs_dir: Path | None = None, index: str | None = None, **options: object) -> CogrSearch:
         """Expand with `run`'s query generator loaded in this process (needs the `train` extra)."""
         from cogr_search.serve.expander import RunExpander
@@ -82,7 +85,7 @@ class CogrSearch:
         return cls(client, expander, index=index)
 
     @classmethod
-    def from_service(cls, client: OpenSearch, url: str, *, index: str | None = None, timeout_s: float = 60.0) -> CogrSearch:
+    def from_service(cls, client: Any, url: str, *, index: str | None = None, timeout_s: float = 60.0) -> CogrSearch:
         """Expand through a running `cogr-search serve` at `url`."""
         from cogr_search.serve.expander import ServiceExpander
 
@@ -155,11 +158,11 @@ class CogrSearch:
         kws = self.expand(text) if keywords is None else list(keywords)
         body = self.body(text, keywords=kws, filters=filters, size=size, from_=from_, source=source, explain=explain)
         try:
-            response = self.client.search(index=target, body=body)
-        except os_exc.NotFoundError:
+            response = Engine.unwrap(self.client.search(index=target, body=body))
+        except NOT_FOUND:
             raise CogrError(f"index {target!r} not found") from None
-        except os_exc.TransportError as err:
-            raise CogrError(f"search on {target!r} failed: HTTP {err.status_code} {err.error}") from None
+        except API_ERRORS as err:
+            raise CogrError(f"search on {target!r} failed: HTTP {status_of(err)} {getattr(err, 'error', '')}") from None
         query_keys = body["query"]["bool"]["filter"][0]["terms"][KEYWORD_FIELD]
         hits = [_hit(raw, query_keys if explain else None) for raw in response["hits"]["hits"]]
         total = response["hits"]["total"]

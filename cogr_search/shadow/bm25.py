@@ -1,5 +1,11 @@
 """Lucene's BM25 over keyword bags, reproduced bit for bit where it matters for order.
 
+Two variants (`opensearch.engines.bm25_variant` says which engine and version uses
+which): `legacy` (OpenSearch 2.x and Elasticsearch 8, measured) and `lucene` (Lucene's
+own `BM25Similarity`, OpenSearch 3's default). They differ only in the query-side factor
+below, so their scores are a constant k1 + 1 apart; the arithmetic is kept exact for
+both because float32 rounding of that factor can turn an exact tie into a near-tie and back.
+
 OpenSearch ranks the keyword-expanded query by BM25 over `cogr_keywords.text` (all of
 an item's keywords, analyzed by the `standard` analyzer, as one multi-valued field).
 To make shadow rankings agree with it, this module copies Lucene 9's arithmetic
@@ -14,7 +20,8 @@ To make shadow rankings agree with it, this module copies Lucene 9's arithmetic
   weight = boost * idf and normInverse = 1 / (k1 * ((1 - b) + b * dl / avgdl));
 - OpenSearch's "BM25" is `LegacyBM25Similarity`, which passes boost * (1 + k1) to
   Lucene's BM25 (Lucene 8 dropped that factor; OpenSearch keeps scores comparable with
-  older versions), so the query boost here is multiplied by the float32 2.2;
+  older versions), so in the `legacy` variant the query boost is multiplied by the
+  float32 2.2; the `lucene` variant (Lucene's own `BM25Similarity`) uses the boost as it is;
 - a token repeated in the query becomes one clause with its boosts summed (Lucene's
   BooleanQuery rewrite deduplicates SHOULD clauses), i.e. boost = repeat count;
 - clause scores are summed in double and the total rounded to float;
@@ -27,6 +34,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
+from typing import Literal
 
 import numpy as np
 
@@ -37,6 +45,18 @@ K1 = np.float32(1.2)
 B = np.float32(0.75)
 LEGACY_FACTOR = np.float32(np.float32(1.0) + K1)
 """LegacyBM25Similarity's boost factor (1 + k1), computed in float as Java does."""
+
+Bm25Variant = Literal["legacy", "lucene"]
+BOOST_FACTOR: dict[str, np.float32] = {"legacy": LEGACY_FACTOR, "lucene": np.float32(1.0)}
+"""The query boost multiplier of each variant."""
+
+
+def boost_factor(variant: str) -> np.float32:
+    """The variant's query boost multiplier; a one-line error for an unknown name."""
+    try:
+        return BOOST_FACTOR[variant]
+    except KeyError:
+        raise ValueError(f"unknown BM25 variant {variant!r}; expected one of {sorted(BOOST_FACTOR)}") from None
 
 
 def _long_to_int4(value: int) -> int:
@@ -99,7 +119,11 @@ def norm_inverse_cache(avgdl: np.float32) -> np.ndarray:
 class BM25Index:
     """Token statistics of every item's keyword bag, and scoring inside a candidate set."""
 
-    def __init__(self, item_terms_indptr: np.ndarray, item_terms: np.ndarray, terms: Sequence[str]) -> None:
+    def __init__(
+        self, item_terms_indptr: np.ndarray, item_terms: np.ndarray, terms: Sequence[str], variant: Bm25Variant = "legacy"
+    ) -> None:
+        self.variant = variant
+        self.boost_factor = boost_factor(variant)
         n_items = len(item_terms_indptr) - 1
         tokens = Vocabulary()
         term_tokens = [tokens.add_all(keyword_tokens(term)) for term in terms]
@@ -153,7 +177,8 @@ class BM25Index:
             hit = where >= 0
             if not hit.any():
                 continue
-            weight = np.float32(np.float32(np.float32(boost) * LEGACY_FACTOR) * self.idf[token])
+            # legacy: (boost * (1 + k1)) * idf; lucene: (boost * 1) * idf, exactly boost * idf
+            weight = np.float32(np.float32(np.float32(boost) * self.boost_factor) * self.idf[token])
             tf = self.post_tf[lo:hi][hit]
             norm_inv = self.norm_inverse[self.norms[items[hit]]]
             partial = weight - weight / (one + tf * norm_inv)

@@ -20,7 +20,7 @@ import numpy as np
 from cogr_search.errors import InputError
 from cogr_search.keywords import DEFAULT_K_MAX, representation, term
 from cogr_search.metrics import QueryResult
-from cogr_search.shadow.bm25 import BM25Index
+from cogr_search.shadow.bm25 import BM25Index, Bm25Variant, boost_factor
 from cogr_search.shadow.postings import Postings, Vocabulary, csr_from_rows, transpose_csr
 
 class ItemIndex:
@@ -35,7 +35,10 @@ class ItemIndex:
         title_terms: np.ndarray,
         k_max: int,
         dense_min_df: int = 0,
+        bm25_variant: Bm25Variant = "legacy",
     ) -> None:
+        boost_factor(bm25_variant)  # an unknown variant fails here, not at the first ranking
+        self.bm25_variant = bm25_variant
         self.item_ids = item_ids
         self.positions = {item_id: pos for pos, item_id in enumerate(item_ids)}
         if len(self.positions) != len(item_ids):
@@ -59,6 +62,7 @@ class ItemIndex:
         titles: Mapping[str, str],
         k_max: int = DEFAULT_K_MAX,
         dense_min_df: int = 0,
+        bm25_variant: Bm25Variant = "legacy",
     ) -> "ItemIndex":
         """Index every item of `titles` (catalog order) with `S_i[:k_max] ∪ {title}`.
 
@@ -66,6 +70,8 @@ class ItemIndex:
         that is not in `titles` are an error: the title keyword would be missing.
         `dense_min_df` (0: automatic) is the document frequency from which a keyword
         also gets a bitset row; it changes speed and memory, never results.
+        `bm25_variant` is the engine's scoring (`legacy`: OpenSearch, `lucene`:
+        Elasticsearch); it scales scores, and matters for exact ties only.
         """
         unknown = [item_id for item_id in item_keywords if item_id not in titles]
         if unknown:
@@ -77,7 +83,7 @@ class ItemIndex:
         for item_id, title in titles.items():
             reps.append(representation(item_keywords.get(item_id, ()), title, k_max))
             title_keywords.append(term(title) if title else "")
-        return cls.from_representations(list(titles), reps, title_keywords, k_max, dense_min_df)
+        return cls.from_representations(list(titles), reps, title_keywords, k_max, dense_min_df, bm25_variant)
 
     @classmethod
     def from_representations(
@@ -87,6 +93,7 @@ class ItemIndex:
         title_keywords: Sequence[str],
         k_max: int,
         dense_min_df: int = 0,
+        bm25_variant: Bm25Variant = "legacy",
     ) -> "ItemIndex":
         """Index final, normalized representations as they are (no truncation)."""
         vocab = Vocabulary()
@@ -97,7 +104,7 @@ class ItemIndex:
             [vocab.ids[t] if t and t in rep else -1 for t, rep in zip(title_keywords, reps)], dtype=np.int32
         )
         indptr, terms = csr_from_rows(rows)
-        return cls(item_ids, vocab, indptr, terms, title_terms, k_max, dense_min_df)
+        return cls(item_ids, vocab, indptr, terms, title_terms, k_max, dense_min_df, bm25_variant)
 
     def title_keyword(self, pos: int) -> str:
         term = int(self.title_terms[pos])
@@ -109,7 +116,9 @@ class ItemIndex:
         reps = [self.keywords_of_position(p) for p in range(len(self))]
         reps[pos] = representation(keywords, self.title_keyword(pos), self.k_max)
         titles = [self.title_keyword(p) for p in range(len(self))]
-        return ItemIndex.from_representations(self.item_ids, reps, titles, self.k_max, self.postings.dense_min_df)
+        return ItemIndex.from_representations(
+            self.item_ids, reps, titles, self.k_max, self.postings.dense_min_df, self.bm25_variant
+        )
 
     # ----------------------------------------------------------------- lookups
     def __len__(self) -> int:
@@ -168,7 +177,7 @@ class ItemIndex:
     def bm25(self) -> BM25Index:
         """Token statistics, built on first use: rewards never need them."""
         if self._bm25 is None:
-            self._bm25 = BM25Index(self.item_indptr, self.item_terms, self.terms)
+            self._bm25 = BM25Index(self.item_indptr, self.item_terms, self.terms, self.bm25_variant)
         return self._bm25
 
     @property

@@ -66,6 +66,7 @@ def save_shadow(path: Path | str, items: ItemIndex, queries: QueryView | None = 
         "version": VERSION,
         "k_max": items.k_max,
         "item_dense_min_df": items.postings.dense_min_df,
+        "bm25_variant": items.bm25_variant,
         "has_queries": queries is not None,
     }
     arrays: dict[str, np.ndarray] = {}
@@ -121,6 +122,7 @@ def load_shadow(path: Path | str) -> ShadowIndex:
             arrays["title_terms"],
             int(header["k_max"]),
             int(header.get("item_dense_min_df", 0)),
+            str(header.get("bm25_variant", "legacy")),  # files written before the variant existed: OpenSearch's
         )
         queries = None
         if header.get("has_queries"):
@@ -140,4 +142,6 @@ def load_shadow(path: Path | str) -> ShadowIndex:
             )
     except KeyError as err:
         raise InputError(f"{path}: missing array {err.args[0]!r}") from err
+    except ValueError as err:  # e.g. an unknown bm25_variant in the header
+        raise InputError(f"{path}: {err}") from err
     return ShadowIndex(items, queries)
