@@ -6,10 +6,12 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.cogr-installed
 JAR    := plugins/local-node/target/local-node.jar
+ES_JAR := plugins/es-node/target/es-node.jar
+PLUGIN_SOURCES := $(shell find plugins -name pom.xml -o -path '*/src/*' -type f 2>/dev/null)
 
-.PHONY: setup demo test opensearch-build model clean-node
+.PHONY: setup demo test opensearch-build elasticsearch-build model clean-node
 
-setup: $(STAMP) $(JAR) model
+setup: $(STAMP) $(JAR) $(ES_JAR) model
 
 # Python packages: reinstalled only when pyproject.toml or constraints.txt change.
 $(STAMP): pyproject.toml constraints.txt
@@ -21,11 +23,18 @@ $(STAMP): pyproject.toml constraints.txt
 	touch $(STAMP)
 
 # The local OpenSearch launcher and the project's plugin (Java 17, Maven).
-$(JAR): $(STAMP) $(shell find plugins -name pom.xml -o -path '*/src/*' -type f 2>/dev/null)
+$(JAR): $(STAMP) $(PLUGIN_SOURCES)
 	$(BIN)/python -c "from cogr_search.opensearch.local_node import ensure_built; ensure_built(quiet=False)"
 	touch $(JAR)
 
+# The local Elasticsearch launcher (Java 17, Maven); the tests' Elasticsearch node.
+$(ES_JAR): $(STAMP) $(PLUGIN_SOURCES)
+	$(BIN)/python -c "from cogr_search.opensearch.local_node import ELASTICSEARCH, ensure_built; ensure_built(quiet=False, engine=ELASTICSEARCH)"
+	touch $(ES_JAR)
+
 opensearch-build: $(JAR)
+
+elasticsearch-build: $(ES_JAR)
 
 # The CPU model (SmolLM2-135M-Instruct) converted once into a cached safetensors folder.
 model: $(STAMP)

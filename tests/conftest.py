@@ -4,12 +4,13 @@
 2. else testcontainers' OpenSearchContainer (2.19 image) if a Docker engine answers;
 3. else the project's local launcher (plugins/), started once per test session in a
    temporary home on a free port, and stopped at the end.
-Elasticsearch likewise: `COGR_ELASTICSEARCH_URL`, else the local launcher (plugins/es-node).
+Elasticsearch likewise, started on first use: `COGR_ELASTICSEARCH_URL`, else testcontainers'
+Elasticsearch container where Docker answers, else the local launcher (plugins/es-node),
+one node per session (`es_node_handle`).
 
 Cluster tests that hold for both engines ask for `cluster` / `cluster_url`, which are
-parametrized over `CLUSTER_ENGINES` (each engine's session node, started on first use);
-OpenSearch-only tests (the plugin's pipelines) ask for `opensearch_cluster` /
-`opensearch_url`.
+parametrized over `CLUSTER_ENGINES` (each engine's session node); OpenSearch-only tests
+(the plugin's pipelines) ask for `opensearch_cluster` / `opensearch_url`.
 """
 
 from __future__ import annotations
@@ -21,14 +22,21 @@ from pathlib import Path
 
 import pytest
 
+from cogr_search.opensearch import local_node
 from cogr_search.opensearch.client import Cluster, connect
 from cogr_search.opensearch.engines import NOT_FOUND
+from cogr_search.opensearch.local_node import ELASTICSEARCH, Engine, NodeInfo
 from cogr_search.settings import load_settings
 
 OPENSEARCH_IMAGE = "opensearchproject/opensearch:2.19.2"
+ELASTICSEARCH_IMAGE = "docker.elastic.co/elasticsearch/elasticsearch:8.17.2"
 CLUSTER_ENGINES = ["opensearch", "elasticsearch"]
 """Engines the `cluster` fixtures run on, each a real node."""
-ELASTICSEARCH_START_TIMEOUT_S = 900  # a start takes minutes on 2 cores shared with training
+# Heap of the session's Elasticsearch node: enough for the cluster tests' small indices.
+ES_HEAP = "768m"
+# Starting Elasticsearch costs a few CPU-minutes' worth of class loading on a busy 2-core
+# machine; generous, since a slow start is not a failure here.
+ES_START_TIMEOUT_S = 900.0
 
 
 def free_port() -> int:
@@ -61,8 +69,6 @@ def opensearch_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
             config = container.get_config()
             yield f"http://{config['host']}:{config['port']}"
         return
-    from cogr_search.opensearch import local_node
-
     home = tmp_path_factory.mktemp("opensearch-node")
     info = local_node.start(home, port=free_port(), heap="1g")
     try:
@@ -71,23 +77,94 @@ def opensearch_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         local_node.stop(home)
 
 
-@pytest.fixture(scope="session")
-def elasticsearch_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """The URL of a real Elasticsearch 8.17 for this test session, started on first use:
-    `COGR_ELASTICSEARCH_URL` if set, else the project's local launcher (plugins/es-node)
-    in a temporary home on a free port, stopped at the end."""
-    if os.environ.get("COGR_ELASTICSEARCH_URL"):
-        yield os.environ["COGR_ELASTICSEARCH_URL"].rstrip("/")
-        return
-    from cogr_search.opensearch import local_node
+class LocalNodeHandle:
+    """A session's node of one engine: started on first use, restarted if a test stopped it.
 
+    One home and one port for the whole session, so a restarted node answers at the same
+    URL; `ensure` is `local_node.start`, which returns the running node at once (one
+    health request). `local` is False when the session uses an external cluster or a
+    container instead (`url` is then that cluster's and `ensure`/`stop` are not used).
+    """
+
+    def __init__(self, engine: Engine, home: Path, heap: str, external_url: str | None = None) -> None:
+        self.engine = engine
+        self.home = home
+        self.heap = heap
+        self.external_url = external_url
+        self._port: int | None = None
+
+    @property
+    def local(self) -> bool:
+        return self.external_url is None
+
+    def ensure(self) -> NodeInfo:
+        """The running local node, started (or restarted on the same home and port) if needed."""
+        if self._port is None:
+            self._port = free_port_pair()
+        return local_node.start(
+            self.home, port=self._port, heap=self.heap, timeout=ES_START_TIMEOUT_S, engine=self.engine
+        )
+
+    def url(self) -> str:
+        return self.external_url if self.external_url is not None else self.ensure().url
+
+    def stop(self) -> None:
+        if self.local:
+            local_node.stop(self.home)
+
+
+def free_port_pair() -> int:
+    """A free port whose transport neighbour (+100, the launchers' default) is free too."""
+    for _ in range(50):
+        port = free_port()
+        if port + local_node.TRANSPORT_OFFSET <= 65535 and local_node._port_free(port + local_node.TRANSPORT_OFFSET):
+            return port
+    raise RuntimeError("no free port pair found")
+
+
+@pytest.fixture(scope="session")
+def es_node_handle(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalNodeHandle]:
+    """The session's Elasticsearch: nothing starts until a test calls `url()`/`ensure()`."""
     home = tmp_path_factory.mktemp("elasticsearch-node")
-    info = local_node.start(home, port=free_port(), heap="512m", timeout=ELASTICSEARCH_START_TIMEOUT_S,
-                            engine=local_node.ELASTICSEARCH)
+    if os.environ.get("COGR_ELASTICSEARCH_URL"):
+        yield LocalNodeHandle(ELASTICSEARCH, home, ES_HEAP, external_url=os.environ["COGR_ELASTICSEARCH_URL"])
+        return
+    if docker_available():
+        from testcontainers.community.elasticsearch import ElasticSearchContainer
+
+        with ElasticSearchContainer(ELASTICSEARCH_IMAGE, mem_limit="2G") as container:
+            url = f"http://{container.get_container_host_ip()}:{container.get_exposed_port(container.port)}"
+            yield LocalNodeHandle(ELASTICSEARCH, home, ES_HEAP, external_url=url)
+        return
+    handle = LocalNodeHandle(ELASTICSEARCH, home, ES_HEAP)
     try:
-        yield info.url
+        yield handle
     finally:
-        local_node.stop(home)
+        handle.stop()
+
+
+@pytest.fixture()
+def es_url(es_node_handle: LocalNodeHandle) -> str:
+    """The URL of a real Elasticsearch 8.17 for this test (started on first use).
+
+    Function-scoped on purpose: the node is the session's, but a test (tests/test_local_node.py)
+    may stop it; asking again restarts it at the same URL.
+    """
+    return es_node_handle.url()
+
+
+@pytest.fixture()
+def es_node(es_node_handle: LocalNodeHandle) -> NodeInfo:
+    """The session's local Elasticsearch node itself (pid, home, url); local launcher only."""
+    if not es_node_handle.local:
+        pytest.skip("the session's Elasticsearch is an external cluster or a container")
+    return es_node_handle.ensure()
+
+
+@pytest.fixture(scope="session")
+def elasticsearch_url(es_node_handle: LocalNodeHandle) -> str:
+    """The URL of the session's real Elasticsearch 8.17 (started on first use)."""
+    return es_node_handle.url().rstrip("/")
 
 
 def connect_to(url: str, **settings: object) -> Cluster:

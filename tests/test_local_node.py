@@ -1,7 +1,12 @@
-"""The local OpenSearch launcher: build, start, reuse, refuse a busy port, status, stop.
+"""The local launchers (OpenSearch and Elasticsearch): build, start, reuse, refuse a busy
+port, status, stop.
 
-One real node is started for the whole module (each start costs seconds of JVM time on
-2 cores); the tests run in file order and the last one stops it. The cheap checks that
+One real node per engine is started for the whole module (each start costs seconds to
+minutes of JVM time on 2 cores), one engine after the other: the `node` fixture is
+parametrized by engine at module scope, so pytest runs every node test on OpenSearch,
+stops it, then on Elasticsearch. The last test of each stops the node. These nodes are
+the module's own, so the session's cluster nodes (tests/conftest.py) keep serving the
+other modules. The cheap checks that
 need no JVM (stale records, busy ports, a reused pid) come first.
 """
 
@@ -21,7 +26,8 @@ from pathlib import Path
 import pytest
 
 from cogr_search.opensearch import local_node
-from cogr_search.opensearch.local_node import LocalNodeError, NodeInfo
+from cogr_search.opensearch.local_node import ELASTICSEARCH, ENGINES, OPENSEARCH, Engine, LocalNodeError, NodeInfo
+from tests.conftest import REPO_ROOT, LocalNodeHandle, free_port_pair
 
 pytestmark = [
     pytest.mark.opensearch,
@@ -30,17 +36,6 @@ pytestmark = [
         reason="the local node needs java and mvn on PATH",
     ),
 ]
-
-
-def _free_port() -> int:
-    """A free port whose transport neighbour (+100) is free too."""
-    for _ in range(50):
-        with socket.socket() as sock:
-            sock.bind(("127.0.0.1", 0))
-            port = sock.getsockname()[1]
-        if port + 100 <= 65535 and local_node._port_free(port + 100):
-            return port
-    raise RuntimeError("no free port pair found")
 
 
 def _pid_alive(pid: int) -> bool:
@@ -52,10 +47,19 @@ def _pid_alive(pid: int) -> bool:
     return not state.exists() or state.read_text().rsplit(")", 1)[-1].split()[0] != "Z"
 
 
-@pytest.fixture(scope="module")
-def node(tmp_path_factory: pytest.TempPathFactory) -> Iterator[NodeInfo]:
-    home = tmp_path_factory.mktemp("local-node")
-    info = local_node.start(home, port=_free_port(), heap="512m", timeout=180)
+# What each engine's node must answer: version prefix and the plugins it loads (OpenSearch
+# lists them in _cat/plugins; the Elasticsearch launcher reports them as modules).
+EXPECTED_VERSION = {OPENSEARCH.name: "2.19.", ELASTICSEARCH.name: "8.17."}
+
+
+@pytest.fixture(scope="module", params=[OPENSEARCH.name, ELASTICSEARCH.name])
+def node(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[NodeInfo]:
+    """A node of its own per engine (not the session's cluster nodes, which other test
+    modules keep using): these tests stop it."""
+    engine = ENGINES[request.param]
+    home = tmp_path_factory.mktemp(f"local-node-{engine.name}")
+    # Generous: on the shared 2-core machine a start competes with model training.
+    info = local_node.start(home, port=free_port_pair(), heap="512m", timeout=600, engine=engine)
     try:
         yield info
     finally:
@@ -72,15 +76,34 @@ def test_plugins_dir_defaults_to_repo_and_obeys_env(monkeypatch: pytest.MonkeyPa
     assert local_node.plugins_dir() == tmp_path.resolve()
 
 
-def test_ensure_built_is_a_no_op_when_up_to_date() -> None:
-    jar = local_node.ensure_built()
-    assert jar == local_node.launcher_jar() and jar.is_file()
-    assert any((jar.parent / "lib").glob("cogr-plugin-*.jar"))
+@pytest.mark.parametrize("engine", [OPENSEARCH, ELASTICSEARCH], ids=lambda e: e.name)
+def test_ensure_built_is_a_no_op_when_up_to_date(engine: Engine) -> None:
+    jar = local_node.ensure_built(engine=engine)
+    assert jar == local_node.launcher_jar(engine) and jar.is_file()
+    lib = jar.parent / "lib"
+    assert any(lib.glob(engine.server_jar_glob)) and any(lib.glob("launcher-common-*.jar"))
+    # The project's plugin is OpenSearch-only.
+    assert any(lib.glob("cogr-plugin-*.jar")) == (engine is OPENSEARCH)
     mtime = jar.stat().st_mtime
     started = time.monotonic()
-    assert local_node.ensure_built() == jar
+    assert local_node.ensure_built(engine=engine) == jar
     assert time.monotonic() - started < 2.0
     assert jar.stat().st_mtime == mtime
+
+
+def test_a_source_change_rebuilds_only_the_launchers_that_use_it(tmp_path: Path) -> None:
+    # Which inputs count for which launcher (no Maven run): es-node's sources are not
+    # OpenSearch's, cogr-plugin's are not Elasticsearch's, launcher-common's are both's.
+    root = local_node.plugins_dir()
+    es_inputs = set(local_node._build_inputs(root, ELASTICSEARCH))
+    os_inputs = set(local_node._build_inputs(root, OPENSEARCH))
+    es_main = root / "es-node/src/main/java/org/cogr/elasticsearch/node/EsLocalNode.java"
+    plugin = root / "cogr-plugin/src/main/java/org/cogr/opensearch/CogrPlugin.java"
+    common = root / "launcher-common/src/main/java/org/cogr/launcher/Launcher.java"
+    assert es_main in es_inputs and es_main not in os_inputs
+    assert plugin in os_inputs and plugin not in es_inputs
+    assert common in es_inputs and common in os_inputs
+    assert root / "pom.xml" in es_inputs and root / "pom.xml" in os_inputs
 
 
 def test_empty_home_is_not_running(tmp_path: Path) -> None:
@@ -104,36 +127,102 @@ def test_stop_never_kills_a_process_that_reused_the_pid(tmp_path: Path) -> None:
         sleeper.wait()
 
 
-def test_start_refuses_a_busy_port_without_starting_a_jvm(tmp_path: Path) -> None:
+@pytest.mark.parametrize("engine", [OPENSEARCH, ELASTICSEARCH], ids=lambda e: e.name)
+def test_start_refuses_a_busy_port_without_starting_a_jvm(tmp_path: Path, engine: Engine) -> None:
     with socket.socket() as listener:
         listener.bind(("127.0.0.1", 0))
         listener.listen()
         port = listener.getsockname()[1]
         with pytest.raises(LocalNodeError, match=f"port {port} on 127.0.0.1 is already in use"):
-            local_node.start(tmp_path, port=port)
+            local_node.start(tmp_path, port=port, engine=engine)
     assert not (tmp_path / "node.json").exists()
 
 
 def test_start_rejects_a_bad_heap(tmp_path: Path) -> None:
     with pytest.raises(LocalNodeError, match="heap"):
-        local_node.start(tmp_path, port=_free_port(), heap="lots")
+        local_node.start(tmp_path, port=free_port_pair(), heap="lots")
 
 
 # ---------------------------------------------------------------- one real node
 
 
-def test_node_is_opensearch_2_19(node: NodeInfo) -> None:
+def _get(url: str) -> tuple[dict, dict]:
+    with urllib.request.urlopen(url, timeout=10) as resp:
+        return json.loads(resp.read()), dict(resp.headers)
+
+
+def test_node_is_the_engine_and_version_it_claims(node: NodeInfo) -> None:
     assert node.url == f"http://127.0.0.1:{node.port}"
     assert node.start_seconds > 0
-    with urllib.request.urlopen(node.url + "/", timeout=10) as resp:
-        body = json.loads(resp.read())
-    assert body["version"]["number"].startswith("2.19.")
+    body, headers = _get(node.url + "/")
+    assert body["version"]["number"].startswith(EXPECTED_VERSION[node.engine.name])
     assert body["cluster_name"] == "cogr-local"
+    if node.engine is ELASTICSEARCH:
+        # What clients (and the engine seam) tell the engines apart by.
+        assert "distribution" not in body["version"]
+        assert body["tagline"] == "You Know, for Search"
+        assert headers.get("X-elastic-product") == "Elasticsearch"
+        assert body["version"]["lucene_version"] and body["cluster_uuid"] not in ("", "_na_")
+    else:
+        assert body["version"]["distribution"] == "opensearch"
     record = json.loads((node.home / "node.json").read_text())
     assert record["pid"] == node.pid and record["url"] == node.url and "started_at" in record
+    assert record["engine"] == node.engine.name
 
 
-def test_node_loads_the_modules_and_the_cogr_plugin(node: NodeInfo) -> None:
+def _send(method: str, url: str, body: dict | None = None) -> dict:
+    request = urllib.request.Request(
+        url,
+        method=method,
+        data=None if body is None else json.dumps(body).encode(),
+        headers={"Content-Type": "application/json"},
+    )
+    with urllib.request.urlopen(request, timeout=60) as resp:
+        return json.loads(resp.read())
+
+
+# Engine-specific tests take only their engine's node (indirect parametrization of the
+# module's `node` fixture), so no test is skipped.
+only_elasticsearch = pytest.mark.parametrize("node", [ELASTICSEARCH.name], indirect=True)
+only_opensearch = pytest.mark.parametrize("node", [OPENSEARCH.name], indirect=True)
+
+
+@only_elasticsearch
+def test_elasticsearch_node_accepts_the_item_index_body(node: NodeInfo) -> None:
+    # Without analysis-common the server's built-ins must cover the packaged index body:
+    # the standard analyzer, and the lowercase filter a custom analyzer would use.
+    tokens = _send("POST", node.url + "/_analyze", {"tokenizer": "standard", "filter": ["lowercase"], "text": "Red CHAIR"})
+    assert [t["token"] for t in tokens["tokens"]] == ["red", "chair"]
+    mapping = REPO_ROOT / "cogr_search" / "resources" / "mappings" / "cogr-items.json"
+    body = {k: v for k, v in json.loads(mapping.read_text()).items() if not k.startswith("_")}
+    index = node.url + "/t-local-node-items"
+    assert _send("PUT", index, body)["acknowledged"] is True
+    try:
+        _send("PUT", index + "/_doc/1?refresh=true", {"id": "1", "title": "Red Chair", "cogr_keywords": ["red chair"]})
+        query = {
+            "bool": {
+                "filter": {"terms": {"cogr_keywords": ["red chair", "lamp"]}},
+                "should": {"match": {"cogr_keywords.text": "red chair lamp"}},
+            }
+        }
+        hits = _send("POST", index + "/_search", {"query": query})["hits"]["hits"]
+        assert [h["_id"] for h in hits] == ["1"] and hits[0]["_score"] > 0
+    finally:
+        _send("DELETE", index)
+
+
+@only_elasticsearch
+def test_elasticsearch_node_reports_its_modules(node: NodeInfo) -> None:
+    body, _ = _get(node.url + "/_nodes/plugins")
+    (info,) = body["nodes"].values()
+    assert {m["name"] for m in info["modules"]} == {
+        "org.elasticsearch.transport.netty4.Netty4Plugin",
+        "org.cogr.elasticsearch.node.RootEndpointPlugin",
+    }
+
+
+@only_opensearch
+def test_opensearch_node_loads_the_modules_and_the_cogr_plugin(node: NodeInfo) -> None:
     with urllib.request.urlopen(node.url + "/_cat/plugins?h=component", timeout=10) as resp:
         components = set(resp.read().decode().split())
     assert {
@@ -149,14 +238,22 @@ def test_node_loads_the_modules_and_the_cogr_plugin(node: NodeInfo) -> None:
 
 
 def test_second_start_on_the_same_home_is_idempotent(node: NodeInfo) -> None:
-    again = local_node.start(node.home, port=node.port)
+    again = local_node.start(node.home, port=node.port, engine=node.engine)
     assert again.pid == node.pid
     assert again.url == node.url
+    assert again.engine is node.engine
+
+
+def test_the_other_engine_on_the_same_home_is_refused(node: NodeInfo) -> None:
+    other = OPENSEARCH if node.engine is ELASTICSEARCH else ELASTICSEARCH
+    with pytest.raises(LocalNodeError, match=f"holds a running {node.engine.label} node"):
+        local_node.start(node.home, port=free_port_pair(), engine=other)
+    assert local_node.status(node.home).pid == node.pid
 
 
 def test_another_home_on_the_busy_port_is_refused(node: NodeInfo, tmp_path: Path) -> None:
     with pytest.raises(LocalNodeError, match=f"port {node.port}"):
-        local_node.start(tmp_path, port=node.port)
+        local_node.start(tmp_path, port=node.port, engine=node.engine)
     assert not (tmp_path / "node.json").exists()
 
 
@@ -165,7 +262,8 @@ def test_status_reports_running(node: NodeInfo) -> None:
     assert state.running is True
     assert state.pid == node.pid
     assert state.url == node.url
-    assert state.version is not None and state.version.startswith("2.19.")
+    assert state.engine is node.engine
+    assert state.version is not None and state.version.startswith(EXPECTED_VERSION[node.engine.name])
 
 
 def test_a_record_whose_start_time_differs_is_not_the_node(node: NodeInfo) -> None:
@@ -183,9 +281,37 @@ def test_a_record_whose_start_time_differs_is_not_the_node(node: NodeInfo) -> No
     assert local_node.status(node.home).running is True
 
 
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "cogr_search.cli", *args], capture_output=True, text=True, timeout=300, check=False
+    )
+
+
+def test_cli_start_and_status_find_the_running_node(node: NodeInfo) -> None:
+    # `cogr-search <engine> start` on a home whose node runs: the same node, its URL printed.
+    started = _cli(node.engine.name, "start", "--home", str(node.home), "--port", str(node.port))
+    assert started.returncode == 0, started.stderr
+    assert started.stdout.strip() == node.url
+    state = _cli(node.engine.name, "status", "--home", str(node.home))
+    assert state.returncode == 0, state.stderr
+    version = EXPECTED_VERSION[node.engine.name]
+    assert state.stdout.startswith(f"running: {node.url} (pid {node.pid}, {node.engine.label} {version}")
+
+
 def test_stop_ends_the_process(node: NodeInfo) -> None:
     assert local_node.stop(node.home) is True
     assert not _pid_alive(node.pid)
     assert not (node.home / "node.json").exists()
     assert local_node.status(node.home).running is False
     assert local_node.stop(node.home) is False
+
+
+def test_es_url_is_a_live_elasticsearch_whatever_the_tests_before_did(es_url: str, es_node_handle: LocalNodeHandle) -> None:
+    # The session fixture other test files use: started on first use, and started again
+    # (same home, same URL) after the launcher tests above stopped it.
+    body, headers = _get(es_url + "/")
+    assert body["version"]["number"].startswith(EXPECTED_VERSION[ELASTICSEARCH.name])
+    assert headers.get("X-elastic-product") == "Elasticsearch"
+    if es_node_handle.local:
+        state = local_node.status(es_node_handle.home)
+        assert state.running and state.url == es_url and state.engine is ELASTICSEARCH

@@ -86,8 +86,9 @@ def test_titles_are_those_bm25_ranks_first(cluster: Cluster, index_name: str) ->
 @pytest.mark.opensearch
 @pytest.mark.model
 def test_phase1_with_search_results_in_the_query_prompt(
-    opensearch_url: str, cluster: Cluster, index_name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    opensearch_url: str, opensearch_cluster: Cluster, index_name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    cluster = opensearch_cluster  # one engine is enough for the model path (the titles test runs on both)
     monkeypatch.setenv("COGR_TORCH_THREADS", "1")
     dataset = load_dataset(sample_catalog_path())
     ingest_items(cluster, index_name, dataset.items.values(), progress=False)
