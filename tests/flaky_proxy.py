@@ -1,7 +1,10 @@
 """A real HTTP proxy process for retry tests: forwards to the cluster, but answers the
 first requests whose path contains a marker with an error status instead.
 
-    python tests/flaky_proxy.py UPSTREAM_URL MARKER:STATUS:COUNT [...]
+    python tests/flaky_proxy.py UPSTREAM_URL MARKER:STATUS:COUNT[:after] [...]
+
+With `:after` the request is forwarded first and only its answer is replaced: the
+cluster did the work but the client never hears so (a lost response).
 
 Prints its port on the first line of stdout once it listens; `GET /__failed` returns how
 many requests it failed, as JSON.
@@ -21,8 +24,8 @@ def main() -> None:
     upstream = urlsplit(sys.argv[1])
     rules = []
     for spec in sys.argv[2:]:
-        marker, status, count = spec.rsplit(":", 2)
-        rules.append([marker, int(status), int(count)])
+        marker, status, count, *mode = spec.split(":")
+        rules.append([marker, int(status), int(count), mode == ["after"]])
     failed: dict[str, int] = {}
     lock = threading.Lock()
 
@@ -46,19 +49,26 @@ def main() -> None:
             body = self.rfile.read(length) if length else None
             if self.path == "/__failed":
                 return self._answer(200, json.dumps(failed).encode())
+            injected = None
             with lock:
                 for rule in rules:
                     if rule[0] in self.path and rule[2] > 0:
                         rule[2] -= 1
                         failed[rule[0]] = failed.get(rule[0], 0) + 1
-                        error = {"error": {"type": "injected", "reason": "flaky proxy"}, "status": rule[1]}
-                        return self._answer(rule[1], json.dumps(error).encode())
+                        injected = rule
+                        break
+            error = None if injected is None else json.dumps(
+                {"error": {"type": "injected", "reason": "flaky proxy"}, "status": injected[1]}).encode()
+            if injected is not None and not injected[3]:
+                return self._answer(injected[1], error)
             conn = http.client.HTTPConnection(upstream.hostname, upstream.port, timeout=60)
             headers = {k: v for k, v in self.headers.items() if k.lower() not in ("host", "connection")}
             conn.request(self.command, self.path, body=body, headers=headers)
             response = conn.getresponse()
             data = response.read()
             conn.close()
+            if injected is not None:  # forwarded, then the answer is lost
+                return self._answer(injected[1], error)
             self._answer(response.status, data, response.getheader("X-Elastic-Product"))
 
         do_GET = do_POST = do_PUT = do_DELETE = do_HEAD = _handle

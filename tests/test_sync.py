@@ -315,6 +315,27 @@ def test_scans_and_bulk_writes_retry_transient_failures(cluster, index_name, fla
     assert failed == {"_search": 2, "_bulk": 2}
 
 
+def test_a_version_created_behind_a_lost_answer_is_accepted_on_retry(cluster, cluster_url, index_name):
+    """The create succeeds on the server, its answer is lost (503), the retry finds the
+    index: still a created version, checked like any other."""
+    from cogr_search.opensearch.indices import create_version, versions
+
+    _ingest(cluster, index_name)
+    marker = f"{index_name}-r1-"  # the first request naming the new version is its create
+    proc = subprocess.Popen([sys.executable, str(Path(__file__).with_name("flaky_proxy.py")), cluster_url,
+                             f"{marker}:503:1:after"], stdout=subprocess.PIPE, text=True)
+    try:
+        url = f"http://127.0.0.1:{int(proc.stdout.readline())}"
+        flaky = Cluster(load_settings(opensearch_url=url, opensearch_retry_max_wait_s=0.2), url)
+        version = create_version(flaky, index_name, 1)
+        failed = json.loads(urllib.request.urlopen(f"{url}/__failed", timeout=10).read())
+    finally:
+        proc.kill()
+        proc.wait()
+    assert version.name.startswith(marker) and failed == {marker: 1}
+    assert version.name in [v.name for v in versions(cluster, index_name)]
+
+
 def test_sync_from_a_run_refuses_incomplete_rounds_and_keywords(cluster_url, index_name, tmp_path: Path, cluster):
     from cogr_search.keyword_files import write_keyword_file
     from cogr_search.training.run_dir import RunDir

@@ -102,6 +102,11 @@ def _root_cause(info: object) -> dict:
     return causes[0] if isinstance(causes[0], dict) else {}
 
 
+def error_type(exc: BaseException) -> str | None:
+    """The cluster's root-cause error type (e.g. `resource_already_exists_exception`)."""
+    return _root_cause(getattr(exc, "info", None)).get("type")
+
+
 def error_reason(exc: BaseException) -> str:
     """The cluster's root-cause reason of a refused request, else its status line."""
     info = getattr(exc, "info", None)

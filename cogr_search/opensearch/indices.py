@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from cogr_search.errors import CogrError
 from cogr_search.opensearch.client import Cluster
-from cogr_search.opensearch.engines import NOT_FOUND
+from cogr_search.opensearch.engines import API_ERRORS, NOT_FOUND, error_type
 from cogr_search.opensearch.mappings import (
     IndexVersion,
     check_alias_name,
@@ -126,7 +126,14 @@ def create_version(cluster: Cluster, alias: str, round_: int, shape: Shape | Non
     version = next_version(alias, [v.name for v in versions(cluster, alias)], round_)
     copied = shape.index_settings() if shape else {}
     body = index_body(shape.shards if shape else None, shape.replicas if shape else None, **copied, **index_settings)
-    cluster.call(cluster.client.indices.create, index=version.name, body=body)
+    try:
+        cluster.call(cluster.client.indices.create, index=version.name, body=body)
+    except API_ERRORS as err:
+        # A create that timed out on the client may have succeeded on the server, and the
+        # retry then finds the index: the name is new (next_version), so it is ours, and
+        # _check_created still verifies that it is what we asked for.
+        if error_type(err) != "resource_already_exists_exception":
+            raise
     _check_created(cluster, version.name, shape)
     return version
 
