@@ -31,6 +31,7 @@ def test_demo_runs_end_to_end_and_resumes(opensearch_url, cluster, index_name, t
         index=index_name, run="demo-test", runs_dir=tmp_path, max_items=8, max_queries=8,
         sft_steps=3, sft_batch_size=4, learning_rate=5e-4, gen_batch_size=8, max_new_tokens=40,
         query_rl_steps=2, item_rl_steps=2, rl_generations=2, rl_prompts_per_step=2, rl_completion_tokens=24,
+        query_context="bm25:3",  # the demo's whole path with search results in the query prompt
     )
     lines: list[str] = []
 

@@ -37,8 +37,8 @@ def _print_phases(phases: list[dict]) -> None:
 @click.option("--sft-steps", type=int, default=None, help="SFT optimizer steps per generator (default: the demo's).")
 @click.option("--rl-rounds", type=int, default=None, help="Phase 2 rounds (default: 1; 0 skips RL).")
 @click.option("--query-context", default=None,
-              help="bm25:K: the query prompt shows the titles of the query's top-K BM25 hits; none: plain prompt "
-                   "[default: bm25:5].")
+              help="bm25:K: the query prompt shows the titles of the query's top-K BM25 hits (bm25:5: better "
+                   "CoGR, ~15 min instead of ~12) [default: none].")
 @opensearch_url
 @json_output
 def demo(index: str, run_name: str, runs_dir: Path | None, sft_steps: int | None, rl_rounds: int | None,
