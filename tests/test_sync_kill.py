@@ -51,9 +51,13 @@ class AliasPoller(threading.Thread):
 
 
 def _indexed(cluster: Cluster, index: str) -> int:
-    """Documents written into `index` so far, refreshed or not."""
-    stats = cluster.client.indices.stats(index=index, metric="indexing")
-    return stats["indices"][index]["primaries"]["indexing"]["index_total"]
+    """Documents written into `index` so far, refreshed or not.
+
+    Elasticsearch leaves a just-created index out of its stats until a primary shard has
+    started, so a missing entry means nothing is written yet (CI saw this race).
+    """
+    stats = cluster.client.indices.stats(index=index, metric="indexing")["indices"].get(index)
+    return stats["primaries"]["indexing"]["index_total"] if stats else 0
 
 
 def _sync_command(alias: str, keywords: Path, url: str) -> list[str]:
