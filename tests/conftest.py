@@ -25,7 +25,7 @@ import pytest
 from cogr_search.opensearch import local_node
 from cogr_search.opensearch.client import Cluster, connect
 from cogr_search.opensearch.engines import NOT_FOUND
-from cogr_search.opensearch.local_node import ELASTICSEARCH, Engine, NodeInfo
+from cogr_search.opensearch.local_node import ELASTICSEARCH, Launcher, NodeInfo
 from cogr_search.settings import load_settings
 
 OPENSEARCH_IMAGE = "opensearchproject/opensearch:2.19.2"
@@ -86,7 +86,7 @@ class LocalNodeHandle:
     container instead (`url` is then that cluster's and `ensure`/`stop` are not used).
     """
 
-    def __init__(self, engine: Engine, home: Path, heap: str, external_url: str | None = None) -> None:
+    def __init__(self, engine: Launcher, home: Path, heap: str, external_url: str | None = None) -> None:
         self.engine = engine
         self.home = home
         self.heap = heap

@@ -26,7 +26,7 @@ from pathlib import Path
 import pytest
 
 from cogr_search.opensearch import local_node
-from cogr_search.opensearch.local_node import ELASTICSEARCH, ENGINES, OPENSEARCH, Engine, LocalNodeError, NodeInfo
+from cogr_search.opensearch.local_node import ELASTICSEARCH, ENGINES, OPENSEARCH, Launcher, LocalNodeError, NodeInfo
 from tests.conftest import REPO_ROOT, LocalNodeHandle, free_port_pair
 
 pytestmark = [
@@ -77,7 +77,7 @@ def test_plugins_dir_defaults_to_repo_and_obeys_env(monkeypatch: pytest.MonkeyPa
 
 
 @pytest.mark.parametrize("engine", [OPENSEARCH, ELASTICSEARCH], ids=lambda e: e.name)
-def test_ensure_built_is_a_no_op_when_up_to_date(engine: Engine) -> None:
+def test_ensure_built_is_a_no_op_when_up_to_date(engine: Launcher) -> None:
     jar = local_node.ensure_built(engine=engine)
     assert jar == local_node.launcher_jar(engine) and jar.is_file()
     lib = jar.parent / "lib"
@@ -128,7 +128,7 @@ def test_stop_never_kills_a_process_that_reused_the_pid(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("engine", [OPENSEARCH, ELASTICSEARCH], ids=lambda e: e.name)
-def test_start_refuses_a_busy_port_without_starting_a_jvm(tmp_path: Path, engine: Engine) -> None:
+def test_start_refuses_a_busy_port_without_starting_a_jvm(tmp_path: Path, engine: Launcher) -> None:
     with socket.socket() as listener:
         listener.bind(("127.0.0.1", 0))
         listener.listen()

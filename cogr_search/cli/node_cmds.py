@@ -13,12 +13,12 @@ import click
 from cogr_search.cli.options import settings_from
 from cogr_search.errors import CogrError
 from cogr_search.opensearch import local_node
-from cogr_search.opensearch.local_node import ELASTICSEARCH, OPENSEARCH, Engine
+from cogr_search.opensearch.local_node import ELASTICSEARCH, OPENSEARCH, Launcher
 
 _VERSIONS = {OPENSEARCH.name: "2.19", ELASTICSEARCH.name: "8.17"}
 
 
-def node_group(engine: Engine) -> click.Group:
+def node_group(engine: Launcher) -> click.Group:
     """The `start|stop|status` group of ``engine``'s local node."""
     home_option = click.option(
         "--home",

@@ -7,8 +7,8 @@ and ``plugins/es-node`` (Elasticsearch) start one from Maven Central jars (DESIG
 section 3); this module builds them when needed, runs one in the background, and keeps a
 record of it in ``<home>/node.json`` so that any later process (the CLI, the test
 fixture, a benchmark) can find, reuse or stop exactly that node. Both launchers speak
-the same protocol (``plugins/launcher-common``), so everything here is shared; an
-``Engine`` says only which jar, main class and Maven modules.
+the same protocol (``plugins/launcher-common``), so everything here is shared; a
+``Launcher`` says only which jar, main class and Maven modules.
 
 Process identity, waiting and signalling use psutil (a record also holds the node's
 start time, so a pid reused by another program is never mistaken for the node), the
@@ -53,7 +53,7 @@ __all__ = [
     "ELASTICSEARCH",
     "ENGINES",
     "OPENSEARCH",
-    "Engine",
+    "Launcher",
     "LocalNodeError",
     "NodeInfo",
     "NodeStatus",
@@ -88,7 +88,7 @@ class LocalNodeError(CogrError):
 
 
 @dataclass(frozen=True)
-class Engine:
+class Launcher:
     """What differs between the local launchers; everything else is shared.
 
     ``modules`` are the Maven modules under ``plugins/`` the launcher is built from (in
@@ -111,7 +111,7 @@ class Engine:
         return self.modules[-1]
 
 
-OPENSEARCH = Engine(
+OPENSEARCH = Launcher(
     name="opensearch",
     label="OpenSearch",
     main_class="org.cogr.opensearch.node.LocalNode",
@@ -121,7 +121,7 @@ OPENSEARCH = Engine(
     default_port=9200,
 )
 # 9201 (transport 9301) by default, so that both local nodes can run side by side.
-ELASTICSEARCH = Engine(
+ELASTICSEARCH = Launcher(
     name="elasticsearch",
     label="Elasticsearch",
     main_class="org.cogr.elasticsearch.node.EsLocalNode",
@@ -130,7 +130,7 @@ ELASTICSEARCH = Engine(
     server_jar_glob="elasticsearch-*.jar",
     default_port=9201,
 )
-ENGINES: dict[str, Engine] = {e.name: e for e in (OPENSEARCH, ELASTICSEARCH)}
+ENGINES: dict[str, Launcher] = {e.name: e for e in (OPENSEARCH, ELASTICSEARCH)}
 
 
 @dataclass(frozen=True)
@@ -146,7 +146,7 @@ class NodeInfo:
     url: str
     home: Path
     start_seconds: float
-    engine: Engine = OPENSEARCH
+    engine: Launcher = OPENSEARCH
 
 
 @dataclass(frozen=True)
@@ -157,7 +157,7 @@ class NodeStatus:
     pid: int | None
     url: str | None
     version: str | None
-    engine: Engine | None = None
+    engine: Launcher | None = None
 
 
 # --------------------------------------------------------------------------- build
@@ -174,12 +174,12 @@ def plugins_dir() -> Path:
     return Path(__file__).resolve().parents[2] / "plugins"
 
 
-def launcher_jar(engine: Engine = OPENSEARCH) -> Path:
+def launcher_jar(engine: Launcher = OPENSEARCH) -> Path:
     """Where the Maven build puts the launcher (its dependencies are in ``lib/`` beside it)."""
     return plugins_dir() / engine.module / "target" / engine.jar_name
 
 
-def _build_inputs(root: Path, engine: Engine) -> Iterator[Path]:
+def _build_inputs(root: Path, engine: Launcher) -> Iterator[Path]:
     """Every file whose change requires a rebuild: the parent pom, the modules' poms and sources."""
     yield from root.glob("pom.xml")
     for module in engine.modules:
@@ -189,7 +189,7 @@ def _build_inputs(root: Path, engine: Engine) -> Iterator[Path]:
             yield from (p for p in src.rglob("*") if p.is_file())
 
 
-def _needs_build(engine: Engine) -> bool:
+def _needs_build(engine: Launcher) -> bool:
     jar = launcher_jar(engine)
     lib = jar.parent / "lib"
     if not jar.is_file() or not lib.is_dir() or not any(lib.glob(engine.server_jar_glob)):
@@ -206,7 +206,7 @@ def _file_lock(path: Path) -> Iterator[None]:
         yield
 
 
-def ensure_built(quiet: bool = True, engine: Engine = OPENSEARCH) -> Path:
+def ensure_built(quiet: bool = True, engine: Launcher = OPENSEARCH) -> Path:
     """Build ``engine``'s launcher with Maven unless it is up to date; return the jar's path.
 
     Up to date means the jar and its ``lib/`` exist and no pom.xml nor source file of the
@@ -297,7 +297,7 @@ def _process(pid: int) -> psutil.Process | None:
         return None
 
 
-def _record_engine(record: dict) -> Engine:
+def _record_engine(record: dict) -> Launcher:
     """The engine of a record; records written before there were two engines are OpenSearch's."""
     return ENGINES.get(str(record.get("engine", OPENSEARCH.name)), OPENSEARCH)
 
@@ -449,7 +449,7 @@ def _read_marker(out_path: Path) -> str | None:
 
 
 def start(
-    home: Path, port: int = 9200, heap: str = "1g", timeout: float = 180.0, engine: Engine = OPENSEARCH
+    home: Path, port: int = 9200, heap: str = "1g", timeout: float = 180.0, engine: Launcher = OPENSEARCH
 ) -> NodeInfo:
     """Start the ``engine`` node of ``home`` in the background and wait until it answers yellow.
 
@@ -528,7 +528,7 @@ def _reuse_existing(home: Path, timeout: float) -> NodeInfo | None:
     return None
 
 
-def _launch(home: Path, port: int, heap: str, timeout: float, java: str, jar: Path, engine: Engine) -> NodeInfo:
+def _launch(home: Path, port: int, heap: str, timeout: float, java: str, jar: Path, engine: Launcher) -> NodeInfo:
     logs = home / "logs"
     logs.mkdir(parents=True, exist_ok=True)
     out_path = logs / "node.out"
@@ -585,7 +585,7 @@ def _launch(home: Path, port: int, heap: str, timeout: float, java: str, jar: Pa
 
 
 def _wait_started(
-    proc: subprocess.Popen[bytes], out_path: Path, port: int, deadline: float, timeout: float, engine: Engine
+    proc: subprocess.Popen[bytes], out_path: Path, port: int, deadline: float, timeout: float, engine: Launcher
 ) -> str:
     """Poll until the started line is out and the cluster is yellow; return the URL."""
     url: str | None = None
