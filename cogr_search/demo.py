@@ -56,11 +56,14 @@ class DemoOptions:
     rl_rounds: int = 1
     query_rl_steps: int = 12
     item_rl_steps: int = 12
-    rl_learning_rate: float = 2e-5
+    # LoRA adapters at 10x full fine-tuning's rate: the one GRPO setting that moved both
+    # training and held-out F1 on CPU (docs/training.md, "What LoRA changed")
+    rl_lora: bool = True
+    rl_learning_rate: float = 2e-4
     rl_generations: int = 4
     rl_prompts_per_step: int = 2
     rl_completion_tokens: int = 40
-    rl_train_layers: int = 8
+    rl_train_layers: int = 8  # with full fine-tuning (rl_lora False) only
     # rollouts sampled like evaluation, not the paper's T 1.0: a 135M model's T 1.0 lists
     # are mostly worse than its eval-sampled ones (docs/training.md, "What Phase 2 measured")
     rl_temperature: float = 0.7
@@ -150,7 +153,8 @@ def _phase2(options: DemoOptions, run, syncer, echo: Echo) -> list[dict]:
         return GRPOSideConfig(
             learning_rate=options.rl_learning_rate, max_steps=steps, num_generations=options.rl_generations,
             prompts_per_step=options.rl_prompts_per_step, max_completion_length=options.rl_completion_tokens,
-            train_layers=options.rl_train_layers, save_steps=max(4, steps // 2), seed=options.seed,
+            train_layers=options.rl_train_layers, lora=options.rl_lora, save_steps=max(4, steps // 2),
+            seed=options.seed,
             temperature=options.rl_temperature, top_p=options.rl_top_p, top_k=options.rl_top_k,
         )
 

@@ -46,6 +46,12 @@ def test_demo_runs_end_to_end_and_resumes(opensearch_url, cluster, index_name, t
     assert result.example["query"] and result.example["keywords"]
     assert result.example["retrieved"] >= len(result.example["hits"])
     assert [p["phase"] for p in result.phases] == ["sft", "rl-query-1", "rl-item-1"]
+    # GRPO trained LoRA adapters (the demo's default) and saved them merged into plain models
+    rl_config = json.loads((result.run / "rl_config.json").read_text())
+    assert rl_config["query"]["lora"] and rl_config["item"]["lora"]
+    for side in ("query", "item"):
+        saved = result.run / "round-1" / side
+        assert (saved / "model.safetensors").is_file() and not (saved / "adapter_config.json").exists()
     stored = (result.run / "query_context.jsonl").read_text().splitlines()  # search results in the query prompt
     split = json.loads((result.run / "split.json").read_text())
     assert sorted(json.loads(line)["id"] for line in stored) == sorted(split["train_queries"] + split["val_queries"])

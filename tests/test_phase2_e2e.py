@@ -146,8 +146,11 @@ def test_phase2_rewards_metrics_resume_and_sync(
         extra = read_keyword_file(run.round_dir(round_) / "item_keywords.sample-1.jsonl")
         assert sorted(extra) == sorted(split["items"])
 
-    # 5. a finished run has nothing left; changed settings are refused with the field named
+    # 5. a finished run has nothing left, with or without its flags; changed settings are refused
     third = _invoke([*rl, "--json"], runs)
     assert third.exit_code == 0 and json.loads(third.stdout)["ran"] == []
+    bare = _invoke(["train", "rl", "--run", "rl-e2e", "--json"], runs)  # a resume takes the saved settings
+    assert bare.exit_code == 0, bare.output
+    assert json.loads(bare.stdout)["ran"] == []
     changed = _invoke([*rl, "--query-lr", "3e-5"], runs)
     assert changed.exit_code == 1 and "query.learning_rate" in changed.output

@@ -2,7 +2,8 @@
 and output only; the work is `training.phase1.run_phase1` and `training.phase2.run_phase2`.
 
 `train rl` takes its defaults from `Phase2Config` (one source: a flag left out keeps the
-config's value, `--config FILE` replaces the defaults with a saved config)."""
+config's value; `--config FILE`, or on a resume the run's own `rl_config.json`, replaces
+the defaults)."""
 
 from __future__ import annotations
 
@@ -10,11 +11,14 @@ import contextlib
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from cogr_search.cli.options import emit_json, json_output, opensearch_url, runs_dir, settings_from
 
+if TYPE_CHECKING:
+    from cogr_search.training.run_dir import RunDir
 
 
 @click.group()
@@ -213,6 +217,19 @@ def rl_config_from(base: dict, flags: dict) -> object:
         raise InputError(f"option {'.'.join(map(str, first['loc']))}: {first['msg']}") from err
 
 
+def _rl_base(run: RunDir, config_file: Path | None) -> dict:
+    """The config the flags are laid over: `--config FILE`, else the run's own saved
+    config (so that resuming needs no flags again), else `Phase2Config`'s defaults."""
+    from cogr_search.training.config import Phase2Config
+    from cogr_search.training.phase2 import RL_CONFIG_FILE
+    from cogr_search.training.run_dir import read_json
+
+    saved = run.root / RL_CONFIG_FILE
+    if config_file:
+        return read_json(config_file)
+    return read_json(saved) if saved.exists() else Phase2Config().to_json()
+
+
 @train.command("rl")
 @click.option("--run", "run_name", required=True, help="A run with Phase 1 done (`train sft`); resumes if started.")
 @runs_dir
@@ -256,13 +273,11 @@ def rl_config_from(base: dict, flags: dict) -> object:
 def rl(run_name: str, runs_dir: Path | None, config_file: Path | None, sync_index: str | None,
        opensearch_url: str | None, quiet: bool, as_json: bool, **flags: object) -> None:
     """Phase 2: co-evolving GRPO rounds (query side, then item side), resumable."""
-    from cogr_search.training.config import Phase2Config
     from cogr_search.training.phase2 import run_phase2
-    from cogr_search.training.run_dir import RunDir, read_json
+    from cogr_search.training.run_dir import RunDir
 
-    base = read_json(config_file) if config_file else Phase2Config().to_json()
-    config = rl_config_from(base, flags)
     run = RunDir.open(run_name, runs_dir)
+    config = rl_config_from(_rl_base(run, config_file), flags)
     syncer = None
     if sync_index:
         from cogr_search.opensearch.client import connect
