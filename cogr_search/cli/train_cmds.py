@@ -173,6 +173,7 @@ _RL_FLAGS = {
     "temperature": ("query.temperature", "item.temperature"),
     "top_p": ("query.top_p", "item.top_p"),
     "top_k": ("query.top_k", "item.top_k"),
+    "screen": ("query.screen", "item.screen"),
     "seed": ("query.seed", "item.seed", "generation.seed"),
     "beta": "beta",
     "item_reward": "item_reward",
@@ -252,6 +253,8 @@ def _rl_base(run: RunDir, config_file: Path | None) -> dict:
 @_rl_option("--temperature", "query.temperature", type=float, help="Rollout sampling temperature.")
 @_rl_option("--top-p", "query.top_p", type=float, help="Rollout nucleus cut (1: none).")
 @_rl_option("--top-k", "query.top_k", type=int, help="Rollout top-k cut (0: none).")
+@_rl_option("--screen/--no-screen", "query.screen",
+            help="Before each GRPO phase, keep only the prompts whose rollouts earn different rewards.")
 @_rl_option("--beta", "beta", type=float, help="F-beta in both rewards (1: F1).")
 @_rl_option("--item-reward", "item_reward", type=click.Choice(["marginal", "transposed"]),
             help="Item reward: Eq. 2.3 or the item-centric F (Table 3).")

@@ -134,6 +134,10 @@ class GRPOSideConfig(_Strict):
     lora_dropout: float = Field(default=0.05, ge=0, lt=1)
     train_layers: int = Field(default=0, ge=0, description="Train only the top N decoder blocks (0: all); a CPU cap.")
     save_steps: int = Field(default=50, ge=1, description="Trainer checkpoint interval, for resuming mid-phase.")
+    screen: bool = Field(
+        default=False,
+        description="Roll every prompt out once before training and keep those whose rewards vary (`screening.py`).",
+    )
     seed: int = 0
 
 

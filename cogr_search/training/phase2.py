@@ -50,6 +50,7 @@ from cogr_search.training.config import (
 )
 from cogr_search.training.keyword_space import keyword_space
 from cogr_search.training.rewards import ItemMarginalReward, QueryF1Reward
+from cogr_search.training.screening import screen_rows
 from cogr_search.training.run_dir import RunDir, atomic_write_json, read_json, weights_digest
 
 Syncer = Callable[[int, Path, str], dict]
@@ -240,10 +241,17 @@ def _grpo(ctx: _Context, side: str, round_: int, rows: list[dict], reward, confi
     from cogr_search.training.grpo import train_grpo
 
     out = ctx.run.checkpoint_path(round_, side)
-    result = train_grpo(ctx.run.checkpoint_path(round_ - 1, side), rows, reward, out, config,
-                        progress=ctx.progress, callbacks=ctx.callbacks)
+    start_model = ctx.run.checkpoint_path(round_ - 1, side)
+    screening = {}
+    if config.screen:
+        record = ctx.run.round_dir(round_) / f"screen_{side}.json"
+        rows, screening = screen_rows(start_model, rows, f"{side}_id", reward, config, ctx.config.generation, record)
+        reward.reset_counters()
+        ctx.echo(f"[{ctx.run.name}] {side} screening kept {screening['kept']} of {screening['candidates']} prompts")
+    result = train_grpo(start_model, rows, reward, out, config, progress=ctx.progress, callbacks=ctx.callbacks)
     return {
         **result.as_dict(),
+        **({"screening": screening} if screening else {}),
         "reward_seconds": round(reward.seconds, 3),
         "reward_completions": reward.completions,
         "weights_sha256": weights_digest(out),

@@ -46,6 +46,12 @@ class _ShadowReward:
         self.calls = 0
         self.completions = 0
 
+    def reset_counters(self) -> None:
+        """Forget the time and calls so far (screening's calls are not the phase's)."""
+        self.seconds = 0.0
+        self.calls = 0
+        self.completions = 0
+
     def parse(self, completions: Sequence[object]) -> list[ParsedKeywords]:
         return [parse_keywords(completion_text(c), k_max=self.k_max) for c in completions]
 
