@@ -52,6 +52,8 @@ def test_demo_runs_end_to_end_and_resumes(opensearch_url, cluster, index_name, t
     for side in ("query", "item"):
         saved = result.run / "round-1" / side
         assert (saved / "model.safetensors").is_file() and not (saved / "adapter_config.json").exists()
+        trained = json.loads((result.run / "manifest.json").read_text())["steps"][f"round-1/rl_{side}"]
+        assert 0 < trained["trainable_parameters"] < 10_000_000  # the adapters, not the 135M weights
     stored = (result.run / "query_context.jsonl").read_text().splitlines()  # search results in the query prompt
     split = json.loads((result.run / "split.json").read_text())
     assert sorted(json.loads(line)["id"] for line in stored) == sorted(split["train_queries"] + split["val_queries"])

@@ -99,7 +99,7 @@ def train_grpo(
     tokenizer.padding_side = "left"
     bf16 = on_gpu and torch.cuda.is_bf16_supported()
     model = AutoModelForCausalLM.from_pretrained(str(model_path), dtype=torch.bfloat16 if bf16 else torch.float32)
-    trainable = freeze_lower_layers(model, None if config.lora else config.train_layers)
+    freeze_lower_layers(model, None if config.lora else config.train_layers)
     args = GRPOConfig(
         use_cpu=not on_gpu,
         bf16=bf16,
@@ -132,6 +132,8 @@ def train_grpo(
         peft_config=peft_config,
         callbacks=list(callbacks) or None,
     )
+    # counted on the trainer's model: with LoRA only the adapters are trainable
+    trainable = sum(p.numel() for p in trainer.model.parameters() if p.requires_grad)
     checkpoint = latest_checkpoint(work_dir)
     start = time.perf_counter()
     trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)

@@ -328,6 +328,7 @@ def _step_query_keywords(ctx: _Context, round_: int) -> dict:
     info = _generate(ctx, ctx.run.checkpoint_path(round_, "query"), _query_requests(ctx),
                      ctx.run.query_keywords_path(round_), EVAL, f"query keywords (round {round_})")
     _generate_extra_samples(ctx, round_)
+    _generate_item_samples(ctx, round_ - 1)  # present unless --item-samples grew on a resume
     grpo = ctx.run.step_info(f"round-{round_}/rl_query") or {}
     info["phase_metrics"] = _phase_entry(ctx, f"rl-query-{round_}", round_, round_ - 1, round_, grpo)
     return info
