@@ -55,8 +55,8 @@ def _measure_side(ctx, side: str, config: GRPOSideConfig, out: Path) -> dict:  #
         return values
 
     timed_reward.__name__ = reward.__name__
-    train_grpo(ctx.run.checkpoint_path(0, side), rows, timed_reward, out / side, config, progress=False,
-               callbacks=[timer])
+    trained = train_grpo(ctx.run.checkpoint_path(0, side), rows, timed_reward, out / side, config, progress=False,
+                         callbacks=[timer])
     steps = [b - a for a, b in zip(timer.marks, timer.marks[1:])]
     measured = steps[1:] or steps
     reward_seconds = (reward_marks[-1] - reward_marks[0]) if len(reward_marks) > 1 else reward.seconds
@@ -69,6 +69,7 @@ def _measure_side(ctx, side: str, config: GRPOSideConfig, out: Path) -> dict:  #
         "reward_time_share": round(reward_seconds / sum(measured), 6) if sum(measured) else 0.0,
         "reward_ms_per_completion": round(1000 * reward.seconds / max(1, reward.completions), 4),
         "steps_measured": len(measured),
+        "trainable_parameters": trained.trainable_parameters,
         "prompts": len(rows),
     }
 
@@ -91,6 +92,7 @@ def run(run_name: str, runs_dir: Path | None, steps: int, config: GRPOSideConfig
         "num_generations": side_config.num_generations,
         "prompts_per_step": side_config.prompts_per_step,
         "max_completion_length": side_config.max_completion_length,
-        "train_layers": side_config.train_layers,
+        "lora": side_config.lora,
+        "train_layers": None if side_config.lora else side_config.train_layers,
         **{f"{side}_{key}": value for side, figures in result.items() for key, value in figures.items()},
     }
