@@ -158,14 +158,14 @@ def test_phase2_rewards_metrics_resume_and_sync(
     # 6. `bench rl` runs real GRPO steps of both sides on the run's data, leaving the run as it was
     manifest = run.manifest_path.read_bytes()
     bench = _invoke(["bench", "rl", "--run", "rl-e2e", "--steps", "2", "--num-generations", "2",
-                     "--max-completion-length", "16", "--lora", "--json"], runs)
+                     "--max-completion-length", "16", "--lora", "--lora-layers", "8", "--json"], runs)
     assert bench.exit_code == 0, bench.output
     figures = json.loads(bench.stdout)
-    assert figures["lora"] is True and figures["train_layers"] is None
+    assert figures["lora"] is True and figures["lora_layers"] == 8 and figures["train_layers"] is None
     for side in ("query", "item"):
         assert figures[f"{side}_steps_measured"] == 1 and figures[f"{side}_grpo_step_s"] > 0
         assert figures[f"{side}_completions_per_s"] == pytest.approx(4 / figures[f"{side}_grpo_step_s"], rel=0.01)
         assert 0 < figures[f"{side}_reward_time_share"] < 1
-        assert 0 < figures[f"{side}_trainable_parameters"] < 10_000_000  # the adapters, not the 135M weights
+        assert figures[f"{side}_trainable_parameters"] == 1_302_528  # adapters of 8 blocks (test_trainable_layers)
     assert figures["query_prompts"] == len(split["train_queries"])
     assert run.manifest_path.read_bytes() == manifest

@@ -93,6 +93,7 @@ def run(run_name: str, runs_dir: Path | None, steps: int, config: GRPOSideConfig
         "prompts_per_step": side_config.prompts_per_step,
         "max_completion_length": side_config.max_completion_length,
         "lora": side_config.lora,
+        "lora_layers": side_config.lora_layers if side_config.lora else None,
         "train_layers": None if side_config.lora else side_config.train_layers,
         **{f"{side}_{key}": value for side, figures in result.items() for key, value in figures.items()},
     }

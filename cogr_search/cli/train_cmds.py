@@ -55,6 +55,8 @@ def train() -> None:
 @click.option("--max-length", type=int, default=256, show_default=True, help="Tokens per SFT example.")
 @click.option("--lora/--full", default=False, show_default=True, help="LoRA adapters (merged on save) or full fine-tune.")
 @click.option("--lora-r", type=int, default=16, show_default=True)
+@click.option("--lora-layers", type=int, default=0, show_default=True,
+              help="With --lora: adapters in the top N decoder blocks only (0: all).")
 @click.option("--train-layers", type=int, default=0, show_default=True,
               help="Train only the top N decoder blocks (0: all); faster on a CPU.")
 @click.option("--save-steps", type=int, default=200, show_default=True, help="Trainer checkpoint interval.")
@@ -68,7 +70,7 @@ def sft(data: Path, run_name: str, runs_dir: Path | None, model: str | None, rel
         m: int, top_n: int, k_max: int, max_items: int | None, max_queries: int | None, val_fraction: float,
         seed: int, prompts: str, no_few_shot: bool, backend: str, gen_batch_size: int, max_new_tokens: int,
         dtype: str, epochs: float, max_steps: int, batch_size: int, grad_accum: int, learning_rate: float,
-        max_length: int, lora: bool, lora_r: int, train_layers: int, save_steps: int, query_context: str | None,
+        max_length: int, lora: bool, lora_r: int, lora_layers: int, train_layers: int, save_steps: int, query_context: str | None,
         context_index: str | None, opensearch_url: str | None, quiet: bool, as_json: bool) -> None:
     """Phase 1: base keywords, query targets, SFT of both generators (resumable)."""
     from pydantic import ValidationError
@@ -101,7 +103,7 @@ def sft(data: Path, run_name: str, runs_dir: Path | None, model: str | None, rel
             sft=SFTConfig(
                 learning_rate=learning_rate, epochs=epochs, max_steps=max_steps, batch_size=batch_size,
                 gradient_accumulation_steps=grad_accum, max_length=max_length, lora=lora, lora_r=lora_r,
-                lora_alpha=2 * lora_r, train_layers=train_layers, save_steps=save_steps, seed=seed,
+                lora_alpha=2 * lora_r, lora_layers=lora_layers, train_layers=train_layers, save_steps=save_steps, seed=seed,
             ),
         )
     except ValidationError as err:
@@ -169,6 +171,7 @@ _RL_FLAGS = {
     "max_completion_length": ("query.max_completion_length", "item.max_completion_length"),
     "train_layers": ("query.train_layers", "item.train_layers"),
     "lora": ("query.lora", "item.lora"),
+    "lora_layers": ("query.lora_layers", "item.lora_layers"),
     "scale_rewards": ("query.scale_rewards", "item.scale_rewards"),
     "temperature": ("query.temperature", "item.temperature"),
     "top_p": ("query.top_p", "item.top_p"),
@@ -248,6 +251,8 @@ def _rl_base(run: RunDir, config_file: Path | None) -> dict:
 @_rl_option("--max-completion-length", "query.max_completion_length", type=int, help="Tokens per rollout.")
 @_rl_option("--train-layers", "query.train_layers", type=int, help="Train only the top N decoder blocks (0: all).")
 @_rl_option("--lora/--full", "query.lora", help="LoRA adapters (merged on save) or full fine-tuning.")
+@_rl_option("--lora-layers", "query.lora_layers", type=int,
+            help="With --lora: adapters in the top N decoder blocks only (0: all).")
 @_rl_option("--scale-rewards", "query.scale_rewards", type=click.Choice(["group", "batch", "none"]),
             help="How GRPO scales advantages.")
 @_rl_option("--temperature", "query.temperature", type=float, help="Rollout sampling temperature.")

@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from cogr_search.errors import InputError
 
 # Fields a resumed run may change: they affect speed, not what is produced.
+LORA_LAYERS_HELP = "With lora: adapters in the top N decoder blocks only (0: every block); a CPU cap like train_layers."
 RESUMABLE_CHANGES = frozenset({"generation.batch_size", "generation.backend", "generation.dtype", "context_index"})
 
 
@@ -64,6 +65,7 @@ class SFTConfig(_Strict):
     lora_r: int = Field(default=16, ge=1)
     lora_alpha: int = Field(default=32, ge=1)
     lora_dropout: float = Field(default=0.05, ge=0, lt=1)
+    lora_layers: int = Field(default=0, ge=0, description=LORA_LAYERS_HELP)
     activation_checkpointing: bool = Field(default=False, description="Saves memory, costs ~30% time.")
     train_layers: int = Field(default=0, ge=0, description="Train only the top N decoder blocks (0: all); a CPU cap.")
     save_steps: int = Field(default=200, ge=1, description="Trainer checkpoint interval, for resuming mid-SFT.")
@@ -132,6 +134,7 @@ class GRPOSideConfig(_Strict):
     lora_r: int = Field(default=16, ge=1)
     lora_alpha: int = Field(default=32, ge=1)
     lora_dropout: float = Field(default=0.05, ge=0, lt=1)
+    lora_layers: int = Field(default=0, ge=0, description=LORA_LAYERS_HELP)
     train_layers: int = Field(default=0, ge=0, description="Train only the top N decoder blocks (0: all); a CPU cap.")
     save_steps: int = Field(default=50, ge=1, description="Trainer checkpoint interval, for resuming mid-phase.")
     screen: bool = Field(

@@ -122,7 +122,7 @@ def train_grpo(
         logging_steps=1,
         **trainer_io_args(work_dir, config.save_steps, config.seed, progress),
     )
-    peft_config = lora_config(config.lora_r, config.lora_alpha, config.lora_dropout) if config.lora else None
+    peft_config = lora_config(config, model) if config.lora else None
     trainer = GRPOTrainer(
         model=model,
         reward_funcs=[reward],

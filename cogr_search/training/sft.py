@@ -106,7 +106,7 @@ def train_sft(
         logging_steps=config.logging_steps,
         **trainer_io_args(work_dir, config.save_steps, config.seed, progress),
     )
-    peft_config = lora_config(config.lora_r, config.lora_alpha, config.lora_dropout) if config.lora else None
+    peft_config = lora_config(config, model) if config.lora else None
     trainer = SFTTrainer(
         model=model, args=args, train_dataset=dataset, processing_class=tokenizer, peft_config=peft_config,
         callbacks=list(callbacks) or None,
