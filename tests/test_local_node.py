@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -141,6 +142,28 @@ def test_start_refuses_a_busy_port_without_starting_a_jvm(tmp_path: Path, engine
 def test_start_rejects_a_bad_heap(tmp_path: Path) -> None:
     with pytest.raises(LocalNodeError, match="heap"):
         local_node.start(tmp_path, port=free_port_pair(), heap="lots")
+
+
+def test_a_start_ended_by_sigterm_stops_the_jvm_it_launched(tmp_path: Path) -> None:
+    """`kill` of a `cogr-search` process while its node starts must not leave an unrecorded
+    JVM on the port (it did: Python's default SIGTERM skipped the start's cleanup)."""
+    import psutil
+
+    command = [sys.executable, "-m", "cogr_search.cli", "opensearch", "start", "--home", str(tmp_path),
+               "--port", str(free_port_pair()), "--timeout", "600"]
+    starter = subprocess.Popen(command, cwd=REPO_ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    launcher = psutil.Process(starter.pid)
+    jvms: list = []
+    deadline = time.monotonic() + 300  # a cold build of the launcher counts
+    while not jvms and starter.poll() is None and time.monotonic() < deadline:
+        jvms = [child for child in launcher.children(recursive=True) if child.name() == "java"]
+        time.sleep(0.1)  # polling for the JVM to appear, not waiting for an outcome
+    assert jvms, "the start never launched a JVM"
+    starter.send_signal(signal.SIGTERM)
+    assert starter.wait(timeout=120) == 128 + signal.SIGTERM, starter.stderr.read().decode()
+    _, alive = psutil.wait_procs(jvms, timeout=60)
+    assert not alive
+    assert not (tmp_path / "node.json").exists()
 
 
 # ---------------------------------------------------------------- one real node

@@ -50,7 +50,8 @@ def test_lora_layers_puts_adapters_in_the_top_blocks_only() -> None:
     model = _model()
     before = {k: v.clone() for k, v in model.state_dict().items()}
     peft_model = get_peft_model(model, lora_config(GRPOSideConfig(lora=True, lora_layers=8), model))
-    adapted = {int(re.search(r"layers\.(\d+)\.", n).group(1)) for n, _ in peft_model.named_parameters() if "lora_A" in n}
+    adapters = [name for name, _ in peft_model.named_parameters() if "lora_A" in name]
+    adapted = {int(re.search(r"layers\.(\d+)\.", name).group(1)) for name in adapters}
     assert adapted == set(range(BLOCKS - 8, BLOCKS))
     assert sum(p.numel() for p in peft_model.parameters() if p.requires_grad) == 8 * ADAPTER_PER_BLOCK == 1_302_528
     for _ in range(2):  # LoRA's B starts at zero: the first step moves B, the second the merged weights

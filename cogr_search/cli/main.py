@@ -5,10 +5,16 @@ Whatever a command fails with becomes click's one-line `Error: ...` on stderr wi
 status 1, never a traceback: library errors (`CogrError`) carry their own message;
 cluster errors (OpenSearch or Elasticsearch) that escaped (4xx/5xx, bulk rejections, an unreachable cluster) and
 file errors (missing, unreadable, not UTF-8) are described in one line naming the
-index or file. `COGR_DEBUG=1` re-raises instead, for a traceback.
+index or file. `COGR_DEBUG=1` re-raises instead, for a traceback. SIGTERM ends a command with status 143
+through its cleanup (a local node being started is stopped, half-written files removed).
 """
 
 from __future__ import annotations
+
+import contextlib
+import signal
+import threading
+from collections.abc import Iterator
 
 import click
 
@@ -47,12 +53,33 @@ def _debug() -> bool:
         return False
 
 
+def _exit_on_sigterm(signum: int, frame: object) -> None:
+    """SIGTERM as an exception, so that the cleanup a command owns runs: Python's default
+    ends the process on the spot, and a node being started would outlive it, unrecorded."""
+    raise SystemExit(128 + signum)
+
+
+@contextlib.contextmanager
+def _sigterm_raises() -> Iterator[None]:
+    """`_exit_on_sigterm` for the duration of one command (the main thread only, where
+    signal handlers live; the previous handler comes back afterwards)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGTERM, _exit_on_sigterm)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 class CogrGroup(click.Group):
     """A group whose commands report failures as one line instead of a traceback."""
 
     def invoke(self, ctx: click.Context) -> object:
         try:
-            return super().invoke(ctx)
+            with _sigterm_raises():
+                return super().invoke(ctx)
         except (click.ClickException, click.exceptions.Exit, click.Abort, SystemExit):
             raise
         except KeyboardInterrupt:

@@ -70,8 +70,9 @@ def sft(data: Path, run_name: str, runs_dir: Path | None, model: str | None, rel
         m: int, top_n: int, k_max: int, max_items: int | None, max_queries: int | None, val_fraction: float,
         seed: int, prompts: str, no_few_shot: bool, backend: str, gen_batch_size: int, max_new_tokens: int,
         dtype: str, epochs: float, max_steps: int, batch_size: int, grad_accum: int, learning_rate: float,
-        max_length: int, lora: bool, lora_r: int, lora_layers: int, train_layers: int, save_steps: int, query_context: str | None,
-        context_index: str | None, opensearch_url: str | None, quiet: bool, as_json: bool) -> None:
+        max_length: int, lora: bool, lora_r: int, lora_layers: int, train_layers: int, save_steps: int,
+        query_context: str | None, context_index: str | None, opensearch_url: str | None, quiet: bool,
+        as_json: bool) -> None:
     """Phase 1: base keywords, query targets, SFT of both generators (resumable)."""
     from pydantic import ValidationError
 
@@ -103,7 +104,8 @@ def sft(data: Path, run_name: str, runs_dir: Path | None, model: str | None, rel
             sft=SFTConfig(
                 learning_rate=learning_rate, epochs=epochs, max_steps=max_steps, batch_size=batch_size,
                 gradient_accumulation_steps=grad_accum, max_length=max_length, lora=lora, lora_r=lora_r,
-                lora_alpha=2 * lora_r, lora_layers=lora_layers, train_layers=train_layers, save_steps=save_steps, seed=seed,
+                lora_alpha=2 * lora_r, lora_layers=lora_layers, train_layers=train_layers, save_steps=save_steps,
+                seed=seed,
             ),
         )
     except ValidationError as err:

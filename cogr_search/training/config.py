@@ -14,8 +14,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from cogr_search.errors import InputError
 
-# Fields a resumed run may change: they affect speed, not what is produced.
 LORA_LAYERS_HELP = "With lora: adapters in the top N decoder blocks only (0: every block); a CPU cap like train_layers."
+# Fields a resumed run may change: they affect speed, not what is produced.
 RESUMABLE_CHANGES = frozenset({"generation.batch_size", "generation.backend", "generation.dtype", "context_index"})
 
 
