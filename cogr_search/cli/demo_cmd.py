@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 
 from cogr_search.cli.options import emit_json, json_output, opensearch_url, runs_dir, settings_from
+from cogr_search.demo import DemoOptions
 
 
 def _print_comparison(reports: list[dict]) -> None:
@@ -30,26 +31,38 @@ def _print_phases(phases: list[dict]) -> None:
                    f"{p['train']['F1']:>10.3f}{reward:>9}")
 
 
+def demo_options(index: str, run_name: str, runs_dir: Path | None, *, rl_steps: int | None = None,
+                 **flags: object) -> DemoOptions:
+    """The demo's defaults with the flags given on the command line (None: not given);
+    `rl_steps` sets both sides, since the demo's rounds keep them equal."""
+    if rl_steps is not None:
+        flags |= {"query_rl_steps": rl_steps, "item_rl_steps": rl_steps}
+    overrides = {k: v for k, v in flags.items() if v is not None}
+    return DemoOptions(index=index, run=run_name, runs_dir=runs_dir, **overrides)
+
+
 @click.command()
 @click.option("--index", default="cogr-demo", show_default=True, help="Alias for the sample catalog.")
 @click.option("--run", "run_name", default="demo", show_default=True, help="Run directory name (resumes).")
 @runs_dir
 @click.option("--sft-steps", type=int, default=None, help="SFT optimizer steps per generator (default: the demo's).")
 @click.option("--rl-rounds", type=int, default=None, help="Phase 2 rounds (default: 1; 0 skips RL).")
+@click.option("--rl-steps", type=click.IntRange(min=1), default=None,
+              help="GRPO steps per side and round (default: 12, the 15-minute budget; 48 is where held-out F1 "
+                   "rose in docs/training.md, about 35 minutes more).")
 @click.option("--query-context", default=None,
               help="bm25:K: the query prompt shows the titles of the query's top-K BM25 hits (bm25:5: better "
                    "CoGR, ~15 min instead of ~12) [default: none].")
 @opensearch_url
 @json_output
 def demo(index: str, run_name: str, runs_dir: Path | None, sft_steps: int | None, rl_rounds: int | None,
-         query_context: str | None, opensearch_url: str | None, as_json: bool) -> None:
+         rl_steps: int | None, query_context: str | None, opensearch_url: str | None, as_json: bool) -> None:
     """Local node + sample catalog + Phase 1 and one RL round on the CPU model + sync +
     BM25 vs CoGR (after SFT and after RL) on the held-out queries."""
-    from cogr_search.demo import DemoOptions, run_demo
+    from cogr_search.demo import run_demo
 
-    flags = {"sft_steps": sft_steps, "rl_rounds": rl_rounds, "query_context": query_context}
-    overrides = {k: v for k, v in flags.items() if v is not None}
-    options = DemoOptions(index=index, run=run_name, runs_dir=runs_dir, **overrides)
+    options = demo_options(index, run_name, runs_dir, sft_steps=sft_steps, rl_rounds=rl_rounds, rl_steps=rl_steps,
+                           query_context=query_context)
     # The trainer prints its logs on stdout; keep stdout for the demo's own results.
     with contextlib.redirect_stdout(sys.stderr):
         result = run_demo(settings_from(opensearch_url=opensearch_url), options, echo=lambda line: click.echo(line, err=True))
@@ -65,5 +78,6 @@ def demo(index: str, run_name: str, runs_dir: Path | None, sft_steps: int | None
         click.echo(f"  {mark} {hit['title']}  [matched: {', '.join(hit['matched'])}]")
     click.echo(f"\nreport: {result.report_path}   run: {result.run}   index: {result.index} at {result.url}")
     click.echo("note: each CoGR row scores one sample of query keywords against one sample of item keywords; on\n"
-               "40 queries one sample moves F1 by up to +-0.05, as much as the RL round does. Compare phases by\n"
-               f"the mean over samples: cogr-search train metrics --run {result.run} --eval-samples 4 --item-samples 3")
+               "40 queries one sample moves F1 by up to +-0.05, as much as 12 GRPO steps a side do (--rl-steps 48\n"
+               "shows more). Compare phases by the mean over samples:\n"
+               f"cogr-search train metrics --run {result.run} --eval-samples 4 --item-samples 3")
