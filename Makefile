@@ -24,12 +24,12 @@ $(STAMP): pyproject.toml constraints.txt
 
 # The local OpenSearch launcher and the project's plugin (Java 17, Maven).
 $(JAR): $(STAMP) $(PLUGIN_SOURCES)
-	$(BIN)/python -c "from cogr_search.opensearch.local_node import ensure_built; ensure_built(quiet=False)"
+	$(BIN)/python -c "from cogr_search.localnode import ensure_built; ensure_built(quiet=False)"
 	touch $(JAR)
 
 # The local Elasticsearch launcher (Java 17, Maven); the tests' Elasticsearch node.
 $(ES_JAR): $(STAMP) $(PLUGIN_SOURCES)
-	$(BIN)/python -c "from cogr_search.opensearch.local_node import ELASTICSEARCH, ensure_built; ensure_built(quiet=False, engine=ELASTICSEARCH)"
+	$(BIN)/python -c "from cogr_search.localnode import ELASTICSEARCH, ensure_built; ensure_built(quiet=False, engine=ELASTICSEARCH)"
 	touch $(ES_JAR)
 
 opensearch-build: $(JAR)

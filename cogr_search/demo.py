@@ -102,8 +102,8 @@ class DemoResult:
 
 
 def _cluster(settings: Settings, echo: Echo):
-    from cogr_search.opensearch import local_node
-    from cogr_search.opensearch.client import connect
+    from cogr_search import localnode as local_node
+    from cogr_search.cluster.client import connect
 
     if settings.opensearch_url:
         return connect(settings)
@@ -114,10 +114,10 @@ def _cluster(settings: Settings, echo: Echo):
 
 def _phase1(options: DemoOptions, data: Path, cluster, echo: Echo):
     from cogr_search.generators.model_cache import ensure_default_model
-    from cogr_search.opensearch.context import run_context_source
+    from cogr_search.cluster.context import run_context_source
     from cogr_search.training.config import GenerationConfig, Phase1Config, SFTConfig
     from cogr_search.training.phase1 import run_phase1
-    from cogr_search.training.run_dir import RunDir
+    from cogr_search.runs.run_dir import RunDir
 
     config = Phase1Config(
         data=str(data.resolve()),
@@ -172,10 +172,10 @@ def run_demo(settings: Settings, options: DemoOptions, echo: Echo) -> DemoResult
     from cogr_search.evaluation.cogr import evaluate_cogr
     from cogr_search.evaluation.methods import evaluate_bm25, evaluate_hybrid, split_of_run
     from cogr_search.evaluation.report import write_report
-    from cogr_search.keyword_files import read_keyword_file
-    from cogr_search.opensearch.indices import alias_target
-    from cogr_search.opensearch.ingest import ingest_items
-    from cogr_search.opensearch.sync import run_round_syncer
+    from cogr_search.runs.keyword_files import read_keyword_file
+    from cogr_search.cluster.indices import alias_target
+    from cogr_search.cluster.ingest import ingest_items
+    from cogr_search.cluster.sync import run_round_syncer
 
     data = options.data or sample_catalog_path()
     dataset = load_dataset(data)
@@ -220,7 +220,7 @@ def _sync_line(alias: str, synced: dict) -> str:
 def _example(cluster, alias: str, dataset, query_keywords: dict[str, list[str]]) -> dict:
     """A held-out query that retrieves something: its keywords and the top items."""
     from cogr_search.keywords import representation
-    from cogr_search.opensearch.query import keyword_query
+    from cogr_search.cluster.query import keyword_query
 
     relevant = dataset.relevant()
     example: dict = {}

@@ -22,10 +22,11 @@ from pathlib import Path
 
 import pytest
 
-from cogr_search.opensearch import local_node
-from cogr_search.opensearch.client import Cluster, connect
-from cogr_search.opensearch.engines import NOT_FOUND
-from cogr_search.opensearch.local_node import ELASTICSEARCH, Launcher, NodeInfo
+from cogr_search import localnode as local_node
+from cogr_search.localnode import process as local_node_process
+from cogr_search.cluster.client import Cluster, connect
+from cogr_search.cluster.engines import NOT_FOUND
+from cogr_search.localnode import ELASTICSEARCH, Launcher, NodeInfo
 from cogr_search.settings import load_settings
 
 OPENSEARCH_IMAGE = "opensearchproject/opensearch:2.19.2"
@@ -117,7 +118,7 @@ def free_port_pair() -> int:
     """A free port whose transport neighbour (+100, the launchers' default) is free too."""
     for _ in range(50):
         port = free_port()
-        if port + local_node.TRANSPORT_OFFSET <= 65535 and local_node._port_free(port + local_node.TRANSPORT_OFFSET):
+        if port + local_node.TRANSPORT_OFFSET <= 65535 and local_node_process._port_free(port + local_node.TRANSPORT_OFFSET):
             return port
     raise RuntimeError("no free port pair found")
 

@@ -17,7 +17,7 @@ from cogr_search.generators.model_cache import ensure_default_model
 from cogr_search.generators.prompts import load_prompts
 from cogr_search.serve import process
 from cogr_search.serve.process import http_json as http
-from cogr_search.training.run_dir import RunDir, weights_digest
+from cogr_search.runs.run_dir import RunDir, weights_digest
 
 from tests.conftest import REPO_ROOT
 

@@ -17,12 +17,12 @@ from pathlib import Path
 import pytest
 
 from cogr_search.data import load_dataset, sample_catalog_path
-from cogr_search.keyword_files import write_keyword_file
-from cogr_search.opensearch.client import Cluster
-from cogr_search.opensearch.indices import alias_target
-from cogr_search.opensearch.ingest import ingest_items
-from cogr_search.opensearch.sync import sync_keywords
-from cogr_search.training.run_dir import RunDir
+from cogr_search.runs.keyword_files import write_keyword_file
+from cogr_search.cluster.client import Cluster
+from cogr_search.cluster.indices import alias_target
+from cogr_search.cluster.ingest import ingest_items
+from cogr_search.cluster.sync import sync_keywords
+from cogr_search.runs.run_dir import RunDir
 from tests.conftest import REPO_ROOT, free_port
 
 pytestmark = pytest.mark.opensearch

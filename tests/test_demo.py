@@ -12,7 +12,7 @@ import pytest
 from cogr_search.data import load_dataset, sample_catalog_path
 from cogr_search.demo import DemoOptions, run_demo
 from cogr_search.evaluation.methods import evaluate_cogr_run, split_of_run
-from cogr_search.opensearch.indices import alias_target
+from cogr_search.cluster.indices import alias_target
 from cogr_search.settings import load_settings
 
 pytestmark = [pytest.mark.opensearch, pytest.mark.model]

@@ -9,8 +9,8 @@ from __future__ import annotations
 import pytest
 
 from cogr_search.errors import CogrError
-from cogr_search.opensearch.client import Cluster
-from cogr_search.opensearch.engines import ELASTICSEARCH, OPENSEARCH, describe_error, engine_from_root, is_transient
+from cogr_search.cluster.client import Cluster
+from cogr_search.cluster.engines import ELASTICSEARCH, OPENSEARCH, describe_error, engine_from_root, is_transient
 from cogr_search.settings import load_settings
 
 OPENSEARCH_ROOT = {
@@ -35,7 +35,7 @@ def test_detects_opensearch_and_elasticsearch_with_their_versions() -> None:
 
 
 def test_bm25_variant_by_engine_and_version() -> None:
-    from cogr_search.opensearch.engines import bm25_variant
+    from cogr_search.cluster.engines import bm25_variant
 
     # measured: OpenSearch 2.19 and Elasticsearch 8.17 both explain "2.2 boost" (LegacyBM25Similarity)
     assert bm25_variant("opensearch", "2.19.2") == bm25_variant("elasticsearch", "8.17.2") == "legacy"
@@ -93,8 +93,8 @@ def test_pipeline_commands_where_the_engine_has_no_pipelines(cluster: Cluster, c
 
     from cogr_search.cli.main import cli
     from cogr_search.data import sample_catalog_path
-    from cogr_search.opensearch.indices import alias_target
-    from cogr_search.opensearch.pipelines import require_pipelines
+    from cogr_search.cluster.indices import alias_target
+    from cogr_search.cluster.pipelines import require_pipelines
 
     if cluster.engine.search_pipelines:
         require_pipelines(cluster, "index create --pipelines")

@@ -11,11 +11,11 @@ from click.testing import CliRunner
 from cogr_search.cli.main import cli
 from cogr_search.data import choose_split, load_dataset, sample_catalog_path
 from cogr_search.evaluation.cogr import evaluate_cogr
-from cogr_search.keyword_files import write_keyword_file
+from cogr_search.runs.keyword_files import write_keyword_file
 from cogr_search.keywords import keyword_set
-from cogr_search.opensearch.client import Cluster
-from cogr_search.opensearch.ingest import ingest_items
-from cogr_search.opensearch.sync import SyncConfig, sync_keywords
+from cogr_search.cluster.client import Cluster
+from cogr_search.cluster.ingest import ingest_items
+from cogr_search.cluster.sync import SyncConfig, sync_keywords
 
 pytestmark = pytest.mark.opensearch
 

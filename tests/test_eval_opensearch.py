@@ -10,10 +10,10 @@ from click.testing import CliRunner
 from cogr_search.cli.main import cli
 from cogr_search.data import Item, load_dataset, sample_catalog_path
 from cogr_search.keywords import keyword_set
-from cogr_search.opensearch.bulk import bulk_write
-from cogr_search.opensearch.client import Cluster
-from cogr_search.opensearch.eval import bm25_clause, full_set_counts, ranked_ids
-from cogr_search.opensearch.ingest import ingest_items
+from cogr_search.cluster.bulk import bulk_write
+from cogr_search.cluster.client import Cluster
+from cogr_search.cluster.eval import bm25_clause, full_set_counts, ranked_ids
+from cogr_search.cluster.ingest import ingest_items
 from cogr_search.settings import load_settings
 
 pytestmark = pytest.mark.opensearch
@@ -113,7 +113,7 @@ def test_eval_defaults_to_the_validation_split_and_never_tunes_on_scored_queries
 
 
 def test_eval_with_a_run_scores_the_runs_own_split(cluster_url: str, index_name: str, loaded, tmp_path) -> None:
-    from cogr_search.training.run_dir import RunDir, atomic_write_json
+    from cogr_search.runs.run_dir import RunDir, atomic_write_json
 
     ids = sorted(loaded.queries)
     run = RunDir.create("split-run", tmp_path)

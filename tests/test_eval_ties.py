@@ -16,15 +16,15 @@ import pytest
 
 from cogr_search.data import Dataset, Item, Query, choose_split
 from cogr_search.evaluation.cogr import evaluate_cogr
-from cogr_search.keyword_files import write_keyword_file
+from cogr_search.runs.keyword_files import write_keyword_file
 from cogr_search.keywords import keyword_set, normalize
-from cogr_search.opensearch.client import Cluster
-from cogr_search.opensearch.eval import ranked_ids
-from cogr_search.opensearch.indices import alias_target
-from cogr_search.opensearch.ingest import ingest_items
-from cogr_search.opensearch.query import keyword_query
-from cogr_search.opensearch.shadow_build import item_index_from_opensearch
-from cogr_search.opensearch.sync import sync_keywords
+from cogr_search.cluster.client import Cluster
+from cogr_search.cluster.eval import ranked_ids
+from cogr_search.cluster.indices import alias_target
+from cogr_search.cluster.ingest import ingest_items
+from cogr_search.cluster.query import keyword_query
+from cogr_search.cluster.shadow_build import item_index_from_opensearch
+from cogr_search.cluster.sync import sync_keywords
 
 pytestmark = pytest.mark.opensearch
 

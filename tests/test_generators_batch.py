@@ -20,7 +20,7 @@ from cogr_search.generators.batch_generate import (
     item_requests,
 )
 from cogr_search.generators.prompts import load_prompts
-from cogr_search.keyword_files import read_keyword_file
+from cogr_search.runs.keyword_files import read_keyword_file
 
 
 class EchoBackend(GeneratorBackend):

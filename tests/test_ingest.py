@@ -10,12 +10,12 @@ from click.testing import CliRunner
 
 from cogr_search.cli.main import cli
 from cogr_search.data import Item, load_dataset, sample_catalog_path
-from cogr_search.opensearch.client import Cluster
-from cogr_search.opensearch.indices import alias_target
+from cogr_search.cluster.client import Cluster
+from cogr_search.cluster.indices import alias_target
 from cogr_search.keywords import normalize
-from cogr_search.opensearch.ingest import ingest_items
-from cogr_search.opensearch.shadow_build import item_index_from_opensearch
-from cogr_search.opensearch.sync import sync_keywords
+from cogr_search.cluster.ingest import ingest_items
+from cogr_search.cluster.shadow_build import item_index_from_opensearch
+from cogr_search.cluster.sync import sync_keywords
 from cogr_search.shadow.index import ItemIndex
 
 pytestmark = pytest.mark.opensearch
@@ -96,7 +96,7 @@ def test_ingest_command_json_and_exit_status(cluster_url: str, index_name: str, 
 
 
 def test_ingest_into_a_version_blocked_by_a_sync_says_so(cluster: Cluster, index_name: str) -> None:
-    from cogr_search.opensearch.indices import set_write_block
+    from cogr_search.cluster.indices import set_write_block
 
     report = ingest_items(cluster, index_name, [Item("a", "oak table")], progress=False)
     set_write_block(cluster, report.index, True)  # what a sync does during its copy

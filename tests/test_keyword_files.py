@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from cogr_search.errors import InputError
-from cogr_search.keyword_files import append_keyword_rows, read_keyword_file, write_keyword_file
+from cogr_search.runs.keyword_files import append_keyword_rows, read_keyword_file, write_keyword_file
 
 
 def test_round_trip_keeps_order_and_unicode(tmp_path: Path) -> None:

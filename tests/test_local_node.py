@@ -26,8 +26,9 @@ from pathlib import Path
 
 import pytest
 
-from cogr_search.opensearch import local_node
-from cogr_search.opensearch.local_node import ELASTICSEARCH, ENGINES, OPENSEARCH, Launcher, LocalNodeError, NodeInfo
+from cogr_search import localnode as local_node
+from cogr_search.localnode import build as local_node_build
+from cogr_search.localnode import ELASTICSEARCH, ENGINES, OPENSEARCH, Launcher, LocalNodeError, NodeInfo
 from tests.conftest import REPO_ROOT, LocalNodeHandle, free_port_pair
 
 pytestmark = [
@@ -96,8 +97,8 @@ def test_a_source_change_rebuilds_only_the_launchers_that_use_it(tmp_path: Path)
     # Which inputs count for which launcher (no Maven run): es-node's sources are not
     # OpenSearch's, cogr-plugin's are not Elasticsearch's, launcher-common's are both's.
     root = local_node.plugins_dir()
-    es_inputs = set(local_node._build_inputs(root, ELASTICSEARCH))
-    os_inputs = set(local_node._build_inputs(root, OPENSEARCH))
+    es_inputs = set(local_node_build._build_inputs(root, ELASTICSEARCH))
+    os_inputs = set(local_node_build._build_inputs(root, OPENSEARCH))
     es_main = root / "es-node/src/main/java/org/cogr/elasticsearch/node/EsLocalNode.java"
     plugin = root / "cogr-plugin/src/main/java/org/cogr/opensearch/CogrPlugin.java"
     common = root / "launcher-common/src/main/java/org/cogr/launcher/Launcher.java"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from cogr_search.opensearch.query import keyword_query
+from cogr_search.cluster.query import keyword_query
 
 
 def test_filter_terms_and_should_match() -> None:

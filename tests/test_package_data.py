@@ -20,7 +20,7 @@ from tests.conftest import REPO_ROOT
 
 PROBE = """
 import json, cogr_search
-from cogr_search.opensearch.mappings import item_properties, mappings_dir
+from cogr_search.cluster.mappings import item_properties, mappings_dir
 from cogr_search.generators.prompts import load_prompts
 from cogr_search.data import load_dataset, sample_catalog_path
 dataset = load_dataset(sample_catalog_path())

@@ -17,11 +17,11 @@ from pathlib import Path
 import pytest
 
 from cogr_search.keywords import normalize, representation
-from cogr_search.opensearch.bulk import bulk_write
-from cogr_search.opensearch.client import Cluster
-from cogr_search.opensearch.indices import create_index
-from cogr_search.opensearch.query import keyword_query
-from cogr_search.opensearch.shadow_build import item_index_from_opensearch
+from cogr_search.cluster.bulk import bulk_write
+from cogr_search.cluster.client import Cluster
+from cogr_search.cluster.indices import create_index
+from cogr_search.cluster.query import keyword_query
+from cogr_search.cluster.shadow_build import item_index_from_opensearch
 from cogr_search.shadow import ItemIndex
 from cogr_search.shadow.analyzer import tokenize
 

@@ -16,9 +16,9 @@ from click.testing import CliRunner
 
 from cogr_search.cli.main import cli
 from cogr_search.data import sample_catalog_path
-from cogr_search.keyword_files import read_keyword_file
+from cogr_search.runs.keyword_files import read_keyword_file
 from cogr_search.training import phase1
-from cogr_search.training.run_dir import RunDir
+from cogr_search.runs.run_dir import RunDir
 
 pytestmark = pytest.mark.model
 

@@ -18,13 +18,13 @@ from click.testing import CliRunner
 
 from cogr_search.cli.main import cli
 from cogr_search.data import load_dataset, sample_catalog_path
-from cogr_search.keyword_files import read_keyword_file
+from cogr_search.runs.keyword_files import read_keyword_file
 from cogr_search.keywords import parse_keywords
-from cogr_search.opensearch.indices import alias_target
+from cogr_search.cluster.indices import alias_target
 from cogr_search.shadow import ItemIndex, QueryView
 from cogr_search.training import phase2
 from cogr_search.training.rewards import QueryF1Reward, completion_text
-from cogr_search.training.run_dir import RunDir
+from cogr_search.runs.run_dir import RunDir
 
 pytestmark = [pytest.mark.opensearch, pytest.mark.model]
 

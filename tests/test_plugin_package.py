@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import zipfile
 
-from cogr_search.opensearch.local_node import ensure_built, plugins_dir
+from cogr_search.localnode import ensure_built, plugins_dir
 
 
 def test_plugin_zip_has_descriptor_policy_and_jar() -> None:

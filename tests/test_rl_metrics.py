@@ -13,7 +13,7 @@ from cogr_search.cli.main import cli
 from cogr_search.shadow import ItemIndex, QueryView
 from cogr_search.training.keyword_space import keyword_space, side_profile
 from cogr_search.training.phase2 import set_metrics, write_metrics
-from cogr_search.training.run_dir import RunDir
+from cogr_search.runs.run_dir import RunDir
 
 
 def test_side_profile_counts_words_per_keyword() -> None:

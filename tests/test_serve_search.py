@@ -14,7 +14,7 @@ from click.testing import CliRunner
 from cogr_search.cli.main import cli
 from cogr_search.errors import CogrError
 from cogr_search.keywords import normalize, representation
-from cogr_search.opensearch.query import keyword_query
+from cogr_search.cluster.query import keyword_query
 from cogr_search.serve.client import CogrSearch
 from tests.serve_support import ServiceProcess, make_base_run
 

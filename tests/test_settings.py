@@ -75,7 +75,7 @@ def test_every_variable_has_a_field(monkeypatch, tmp_path: Path) -> None:
 
 
 def test_mappings_dir_override_goes_through_the_settings(monkeypatch, tmp_path: Path) -> None:
-    from cogr_search.opensearch.mappings import mappings_dir
+    from cogr_search.cluster.mappings import mappings_dir
 
     monkeypatch.setenv("COGR_MAPPINGS_DIR", str(tmp_path))
     assert mappings_dir() == tmp_path

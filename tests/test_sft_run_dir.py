@@ -11,7 +11,7 @@ from cogr_search.data import load_dataset, sample_catalog_path
 from cogr_search.errors import CogrError, InputError
 from cogr_search.training.config import Phase1Config, config_differences
 from cogr_search.training.phase1 import _prepare, select_split
-from cogr_search.training.run_dir import RunDir, resolve_run_path, weights_digest
+from cogr_search.runs.run_dir import RunDir, resolve_run_path, weights_digest
 
 
 def test_runs_by_name_live_under_runs_dir_and_paths_are_kept(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -15,13 +15,13 @@ from cogr_search.cli.main import cli
 from cogr_search.data import Item
 from cogr_search.errors import CogrError, InputError
 from cogr_search.keywords import MAX_TERM_BYTES
-from cogr_search.opensearch.client import Cluster
-from cogr_search.opensearch.documents import item_keywords
-from cogr_search.opensearch.engines import API_ERRORS, status_of
-from cogr_search.opensearch.indices import alias_target, shape_of, versions, write_blocked
-from cogr_search.opensearch.ingest import ingest_items
-from cogr_search.opensearch.shadow_build import item_index_from_opensearch
-from cogr_search.opensearch.sync import (
+from cogr_search.cluster.client import Cluster
+from cogr_search.cluster.documents import item_keywords
+from cogr_search.cluster.engines import API_ERRORS, status_of
+from cogr_search.cluster.indices import alias_target, shape_of, versions, write_blocked
+from cogr_search.cluster.ingest import ingest_items
+from cogr_search.cluster.shadow_build import item_index_from_opensearch
+from cogr_search.cluster.sync import (
     SyncConfig,
     SyncRejected,
     _fresh_target,
@@ -208,7 +208,7 @@ def test_crash_after_verify_before_swap_is_swapped_by_the_rerun(cluster, index_n
         raise KeyboardInterrupt("killed before the swap")
 
     with monkeypatch.context() as patch:
-        patch.setattr("cogr_search.opensearch.sync.swap_alias", crash)
+        patch.setattr("cogr_search.cluster.sync.swap_alias", crash)
         with pytest.raises(KeyboardInterrupt):
             sync_keywords(cluster, index_name, keywords, 1, "m", progress=False)
     crashed = f"{index_name}-r1-2"
@@ -318,7 +318,7 @@ def test_scans_and_bulk_writes_retry_transient_failures(cluster, index_name, fla
 def test_a_version_created_behind_a_lost_answer_is_accepted_on_retry(cluster, cluster_url, index_name):
     """The create succeeds on the server, its answer is lost (503), the retry finds the
     index: still a created version, checked like any other."""
-    from cogr_search.opensearch.indices import create_version, versions
+    from cogr_search.cluster.indices import create_version, versions
 
     _ingest(cluster, index_name)
     marker = f"{index_name}-r1-"  # the first request naming the new version is its create
@@ -337,8 +337,8 @@ def test_a_version_created_behind_a_lost_answer_is_accepted_on_retry(cluster, cl
 
 
 def test_sync_from_a_run_refuses_incomplete_rounds_and_keywords(cluster_url, index_name, tmp_path: Path, cluster):
-    from cogr_search.keyword_files import write_keyword_file
-    from cogr_search.training.run_dir import RunDir
+    from cogr_search.runs.keyword_files import write_keyword_file
+    from cogr_search.runs.run_dir import RunDir
 
     _ingest(cluster, index_name)
     run = RunDir.create("r", tmp_path)

@@ -18,12 +18,12 @@ from pathlib import Path
 import pytest
 
 from cogr_search.data import Item
-from cogr_search.keyword_files import write_keyword_file
-from cogr_search.opensearch.bulk import scan
-from cogr_search.opensearch.client import Cluster
-from cogr_search.opensearch.indices import alias_target, versions, write_blocked
-from cogr_search.opensearch.ingest import ingest_items
-from cogr_search.opensearch.sync import sync_meta
+from cogr_search.runs.keyword_files import write_keyword_file
+from cogr_search.cluster.bulk import scan
+from cogr_search.cluster.client import Cluster
+from cogr_search.cluster.indices import alias_target, versions, write_blocked
+from cogr_search.cluster.ingest import ingest_items
+from cogr_search.cluster.sync import sync_meta
 from tests.conftest import REPO_ROOT
 
 pytestmark = pytest.mark.opensearch

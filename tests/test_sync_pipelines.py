@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 from cogr_search.data import Item
-from cogr_search.opensearch.indices import alias_target, shape_of
-from cogr_search.opensearch.ingest import ingest_items
-from cogr_search.opensearch.sync import SyncConfig, sync_keywords
+from cogr_search.cluster.indices import alias_target, shape_of
+from cogr_search.cluster.ingest import ingest_items
+from cogr_search.cluster.sync import SyncConfig, sync_keywords
 
 pytestmark = pytest.mark.opensearch
 

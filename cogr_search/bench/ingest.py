@@ -23,10 +23,10 @@ from urllib.parse import urlsplit
 from cogr_search.bench.node import throwaway_node
 from cogr_search.data import load_dataset
 from cogr_search.errors import CogrError
-from cogr_search.opensearch.bulk import bulk_write
-from cogr_search.opensearch.client import Cluster, connect
-from cogr_search.opensearch.documents import item_document
-from cogr_search.opensearch.mappings import index_body
+from cogr_search.cluster.bulk import bulk_write
+from cogr_search.cluster.client import Cluster, connect
+from cogr_search.cluster.documents import item_document
+from cogr_search.cluster.mappings import index_body
 from cogr_search.settings import Settings
 
 CHUNK = 500

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from cogr_search.opensearch import local_node
+from cogr_search import localnode as local_node
 
 
 def free_port() -> int:

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from cogr_search.generators.threads import configure_torch_threads
 from cogr_search.training.config import GRPOSideConfig, Phase2Config
-from cogr_search.training.run_dir import RunDir
+from cogr_search.runs.run_dir import RunDir
 
 
 def _step_timer():  # noqa: ANN202 - a transformers TrainerCallback

@@ -30,11 +30,11 @@ from cogr_search.bench.http_load import post_load
 from cogr_search.data import load_dataset, sample_catalog_path
 from cogr_search.errors import CogrError
 from cogr_search.keywords import representation
-from cogr_search.opensearch.client import Cluster
-from cogr_search.opensearch.indices import alias_target
-from cogr_search.opensearch.query import keyword_query
+from cogr_search.cluster.client import Cluster
+from cogr_search.cluster.indices import alias_target
+from cogr_search.cluster.query import keyword_query
 from cogr_search.serve.process import ServiceProcess
-from cogr_search.training.run_dir import RunDir
+from cogr_search.runs.run_dir import RunDir
 
 WARM_UP_TIMEOUT_S = 1800  # generating every query once may take minutes on busy cores
 

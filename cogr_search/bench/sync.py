@@ -18,11 +18,11 @@ from cogr_search.bench.node import throwaway_node
 from cogr_search.bench.rewards import ngrams
 from cogr_search.data import load_dataset
 from cogr_search.errors import CogrError
-from cogr_search.opensearch import documents as fields
-from cogr_search.opensearch.client import Cluster
-from cogr_search.opensearch.documents import item_document
-from cogr_search.opensearch.ingest import ingest_items
-from cogr_search.opensearch.sync import SyncConfig, prune_versions, sync_keywords
+from cogr_search.cluster import documents as fields
+from cogr_search.cluster.client import Cluster
+from cogr_search.cluster.documents import item_document
+from cogr_search.cluster.ingest import ingest_items
+from cogr_search.cluster.sync import SyncConfig, prune_versions, sync_keywords
 from cogr_search.settings import Settings
 
 ALIAS = "bench-sync"

@@ -11,7 +11,7 @@ from pathlib import Path
 import click
 
 from cogr_search.cli.options import config_option, emit_json, json_output, opensearch_url, runs_dir, settings_from
-from cogr_search.opensearch.sync import SyncConfig
+from cogr_search.cluster.sync import SyncConfig
 
 
 @click.group()
@@ -174,7 +174,7 @@ def search_bench(alias: str, run_name: str, round_: int | None, runs_dir: Path |
                  requests: int, opensearch_url: str | None, as_json: bool) -> None:
     """BM25 vs expanded vs pipeline latencies on --index, and the service's cold and cached paths."""
     from cogr_search.bench import search
-    from cogr_search.opensearch.client import connect
+    from cogr_search.cluster.client import connect
 
     cluster = connect(settings_from(opensearch_url=opensearch_url))
     result = search.run(cluster, alias, run_name, round_, runs_dir=runs_dir, data=data, max_queries=max_queries,

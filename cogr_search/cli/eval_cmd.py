@@ -1,7 +1,7 @@
 """`cogr-search eval` and `cogr-search report`: argument parsing and printing only.
 
 The protocol lives in `cogr_search.evaluation`, the OpenSearch calls in
-`cogr_search.opensearch.eval`; this module wires the chosen method to them.
+`cogr_search.cluster.eval`; this module wires the chosen method to them.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ def _table(result: dict) -> str:
 
 
 def _cluster(opensearch_url: str | None):
-    from cogr_search.opensearch.client import connect
+    from cogr_search.cluster.client import connect
 
     return connect(settings_from(opensearch_url=opensearch_url))
 
@@ -196,7 +196,7 @@ def report_command(results: tuple[Path, ...], run_name: str | None, runs_dir: Pa
     training run's phases (`--run`): Markdown + PNG."""
     if run_name is not None:
         from cogr_search.evaluation.run_report import write_run_report
-        from cogr_search.training.run_dir import RunDir
+        from cogr_search.runs.run_dir import RunDir
 
         md, png = write_run_report(RunDir.open(run_name, runs_dir).root, markdown_path, plot_path)
         click.echo(f"wrote {md} and {png}")

@@ -27,8 +27,8 @@ def expand(text: str, run_name: str, round_: int | None, runs_dir: Path | None, 
     """Print the query generator's keywords for TEXT (truncated to the run's k_max)."""
     from cogr_search.errors import InputError
     from cogr_search.generators.backend import preset
-    from cogr_search.training.run_dir import RunDir
-    from cogr_search.training.run_models import open_generator
+    from cogr_search.runs.run_dir import RunDir
+    from cogr_search.runs.models import open_generator
 
     if not text.strip():
         raise InputError("expand: the query text is empty")

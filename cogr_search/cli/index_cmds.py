@@ -5,8 +5,8 @@ from __future__ import annotations
 import click
 
 from cogr_search.cli.options import opensearch_url, settings_from
-from cogr_search.opensearch.client import connect
-from cogr_search.opensearch.indices import create_index
+from cogr_search.cluster.client import connect
+from cogr_search.cluster.indices import create_index
 
 
 @click.group()
@@ -38,14 +38,14 @@ def create(alias: str, pipelines: bool, service_url: str | None, ingest_pipeline
         raise click.UsageError("--pipelines needs --service-url URL (or COGR_SERVICE_URL)")
     cluster = connect(settings_from(opensearch_url=opensearch_url))
     if pipelines or default_pipelines:
-        from cogr_search.opensearch.pipelines import require_pipelines
+        from cogr_search.cluster.pipelines import require_pipelines
 
         require_pipelines(cluster, "index create --pipelines")  # before the index is created
     state = create_index(cluster, alias)
     verb = "created" if state.created else "exists"
     click.echo(f"{verb}: alias {state.alias} -> {state.index} ({cluster.url})")
     if pipelines or default_pipelines:
-        from cogr_search.opensearch.pipelines import PipelineConfig, install_pipelines
+        from cogr_search.cluster.pipelines import PipelineConfig, install_pipelines
 
         config = PipelineConfig(service_url=service_url, field=field, batch_size=batch_size,
                                 ingest_timeout=ingest_timeout, search_timeout=search_timeout)

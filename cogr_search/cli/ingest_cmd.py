@@ -35,8 +35,8 @@ def ingest(data: Path, alias: str, columns: str | None, chunk_size: int, enrich:
     synced into the index are kept.
     """
     from cogr_search.data import ColumnMapping, load_dataset
-    from cogr_search.opensearch.client import connect
-    from cogr_search.opensearch.ingest import ingest_items
+    from cogr_search.cluster.client import connect
+    from cogr_search.cluster.ingest import ingest_items
 
     if enrich and (run_name is None) == (pipeline is None):
         raise click.UsageError("--enrich needs either --run RUN or --pipeline [NAME]")
@@ -47,7 +47,7 @@ def ingest(data: Path, alias: str, columns: str | None, chunk_size: int, enrich:
         click.echo(f"note: {note}", err=True)
     cluster = connect(settings_from(opensearch_url=opensearch_url))
     if pipeline is not None:
-        from cogr_search.opensearch.pipelines import check_pipeline
+        from cogr_search.cluster.pipelines import check_pipeline
 
         check_pipeline(cluster, pipeline)
     report = ingest_items(
@@ -56,11 +56,11 @@ def ingest(data: Path, alias: str, columns: str | None, chunk_size: int, enrich:
     )
     result = {"data": str(data), "dataset": dataset.name, "opensearch": cluster.url, **report.as_dict()}
     if pipeline is not None:
-        from cogr_search.opensearch.pipelines import enriched_count
+        from cogr_search.cluster.pipelines import enriched_count
 
         result["enrich"] = {"pipeline": pipeline, "documents_with_keywords": enriched_count(cluster, alias)}
     elif enrich:
-        from cogr_search.serve.enrich import enrich_from_run
+        from cogr_search.cluster.enrich import enrich_from_run
 
         enriched = enrich_from_run(cluster, alias, dataset.items.values(), run_name, round_, runs_dir=runs_dir,
                                    total=len(dataset.items), progress=sys.stderr.isatty())

@@ -27,7 +27,7 @@ def describe_failure(err: BaseException) -> str | None:
     if isinstance(err, CogrError):
         return str(err)
     if type(err).__module__.split(".")[0] in ("opensearchpy", "elasticsearch", "elastic_transport"):
-        from cogr_search.opensearch.client import describe_error
+        from cogr_search.cluster.client import describe_error
 
         return describe_error(err)
     if type(err).__name__ == "ValidationError" and type(err).__module__.startswith("pydantic"):

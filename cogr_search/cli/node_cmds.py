@@ -12,8 +12,8 @@ import click
 
 from cogr_search.cli.options import settings_from
 from cogr_search.errors import CogrError
-from cogr_search.opensearch import local_node
-from cogr_search.opensearch.local_node import ELASTICSEARCH, OPENSEARCH, Launcher
+from cogr_search import localnode as local_node
+from cogr_search.localnode import ELASTICSEARCH, OPENSEARCH, Launcher
 
 _VERSIONS = {OPENSEARCH.name: "2.19", ELASTICSEARCH.name: "8.17"}
 

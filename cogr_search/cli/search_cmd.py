@@ -31,7 +31,7 @@ def search(text: str, alias: str, run_name: str | None, round_: int | None, runs
            service_url: str | None, size: int, from_: int, filters: tuple[str, ...], explain: bool,
            opensearch_url: str | None, as_json: bool) -> None:
     """Expand TEXT into keywords and search --index with the keyword-expanded query."""
-    from cogr_search.opensearch.client import connect
+    from cogr_search.cluster.client import connect
     from cogr_search.serve.client import CogrSearch
 
     if run_name is None:
@@ -43,7 +43,7 @@ def search(text: str, alias: str, run_name: str | None, round_: int | None, runs
     if service_url:
         api = CogrSearch.from_service(cluster.client, service_url, index=alias)
     else:
-        from cogr_search.training.run_dir import RunDir
+        from cogr_search.runs.run_dir import RunDir
 
         # a run trained with search results in its prompt gets them from the index searched
         context = live_context(RunDir.open(run_name, runs_dir), alias, opensearch_url)

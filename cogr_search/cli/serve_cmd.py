@@ -44,7 +44,7 @@ def serve(run_name: str, round_: int | None, runs_dir: Path | None, host: str | 
     from cogr_search.serve.limits import Limits
     from cogr_search.serve.server import serve as run_server
     from cogr_search.serve.service import ServiceConfig
-    from cogr_search.training.run_dir import RunDir
+    from cogr_search.runs.run_dir import RunDir
 
     settings = settings_from()
     host = host or settings.serve_host

@@ -10,9 +10,9 @@ import click
 
 from cogr_search.cli.options import config_option, emit_json, json_output, opensearch_url, runs_dir, settings_from
 from cogr_search.errors import CogrError
-from cogr_search.keyword_files import read_keyword_file
-from cogr_search.opensearch.client import connect
-from cogr_search.opensearch.sync import Missing, SyncConfig, prune_versions, sync_keywords
+from cogr_search.runs.keyword_files import read_keyword_file
+from cogr_search.cluster.client import connect
+from cogr_search.cluster.sync import Missing, SyncConfig, prune_versions, sync_keywords
 
 
 def _file_model_name(path: Path) -> str:
@@ -54,7 +54,7 @@ def sync(alias: str, run_name: str | None, round_: int | None, item_keywords: Pa
         round_ = 0 if round_ is None else round_
         model = _file_model_name(item_keywords)
     else:
-        from cogr_search.training.run_dir import RunDir
+        from cogr_search.runs.run_dir import RunDir
 
         run = RunDir.open(run_name, runs_dir)
         round_ = run.require_round(round_)

@@ -18,7 +18,7 @@ import click
 from cogr_search.cli.options import emit_json, json_output, opensearch_url, runs_dir, settings_from
 
 if TYPE_CHECKING:
-    from cogr_search.training.run_dir import RunDir
+    from cogr_search.runs.run_dir import RunDir
 
 
 @click.group()
@@ -80,7 +80,7 @@ def sft(data: Path, run_name: str, runs_dir: Path | None, model: str | None, rel
     from cogr_search.generators.model_cache import resolve_model
     from cogr_search.training.config import GenerationConfig, Phase1Config, SFTConfig
     from cogr_search.training.phase1 import run_phase1
-    from cogr_search.training.run_dir import RunDir
+    from cogr_search.runs.run_dir import RunDir
 
     try:
         config = Phase1Config(
@@ -115,8 +115,8 @@ def sft(data: Path, run_name: str, runs_dir: Path | None, model: str | None, rel
         raise InputError("--query-context needs --context-index (the catalog index to search)")
     source = None
     if config.query_context:
-        from cogr_search.opensearch.client import connect
-        from cogr_search.opensearch.context import run_context_source
+        from cogr_search.cluster.client import connect
+        from cogr_search.cluster.context import run_context_source
 
         source = run_context_source(config.to_json(), connect(settings_from(opensearch_url=opensearch_url)), None)
     run = RunDir.create(run_name, runs_dir)
@@ -228,7 +228,7 @@ def _rl_base(run: RunDir, config_file: Path | None) -> dict:
     config (so that resuming needs no flags again), else `Phase2Config`'s defaults."""
     from cogr_search.training.config import Phase2Config
     from cogr_search.training.phase2 import RL_CONFIG_FILE
-    from cogr_search.training.run_dir import read_json
+    from cogr_search.runs.run_dir import read_json
 
     saved = run.root / RL_CONFIG_FILE
     if config_file:
@@ -284,14 +284,14 @@ def rl(run_name: str, runs_dir: Path | None, config_file: Path | None, sync_inde
        opensearch_url: str | None, quiet: bool, as_json: bool, **flags: object) -> None:
     """Phase 2: co-evolving GRPO rounds (query side, then item side), resumable."""
     from cogr_search.training.phase2 import run_phase2
-    from cogr_search.training.run_dir import RunDir
+    from cogr_search.runs.run_dir import RunDir
 
     run = RunDir.open(run_name, runs_dir)
     config = rl_config_from(_rl_base(run, config_file), flags)
     syncer = None
     if sync_index:
-        from cogr_search.opensearch.client import connect
-        from cogr_search.opensearch.sync import run_round_syncer
+        from cogr_search.cluster.client import connect
+        from cogr_search.cluster.sync import run_round_syncer
 
         syncer = run_round_syncer(connect(settings_from(opensearch_url=opensearch_url)), sync_index)
     if as_json:
@@ -323,7 +323,7 @@ def metrics(run_name: str, runs_dir: Path | None, eval_samples: int, item_sample
     """Measure every recorded phase again with several query keyword and item index
     samples (no retraining): the mean over all pairs is what phases are compared by."""
     from cogr_search.training.phase2 import remeasure
-    from cogr_search.training.run_dir import RunDir
+    from cogr_search.runs.run_dir import RunDir
 
     run = RunDir.open(run_name, runs_dir)
     with contextlib.redirect_stdout(sys.stderr):

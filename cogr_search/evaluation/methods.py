@@ -27,7 +27,7 @@ def split_of_run(dataset: Dataset, run: str, runs_dir: Path | None = None, split
     seed and caps happen to match; the run's recorded ids always do.
     """
     from cogr_search.data.split import run_split
-    from cogr_search.training.run_dir import RunDir, read_json
+    from cogr_search.runs.run_dir import RunDir, read_json
 
     run_dir = RunDir.open(run, runs_dir)
     if not run_dir.split_path.is_file():
@@ -61,7 +61,7 @@ def evaluate_bm25(
     method: str = "bm25",
 ) -> dict:
     """Plain BM25 in OpenSearch, with the paper's cutoff protocol for P/R/F1."""
-    from cogr_search.opensearch.eval import bm25_ranker
+    from cogr_search.cluster.eval import bm25_ranker
 
     rank = bm25_ranker(cluster, alias, depth, list(fields), batch_size, progress)
     settings = {"index": alias, "opensearch": cluster.url, "fields": list(fields), "query": "multi_match most_fields", **(extra or {})}
@@ -127,8 +127,8 @@ def evaluate_cogr_run(
     """CoGR with query keywords generated (and cached) by a run's query generator."""
     from cogr_search.evaluation.cogr import evaluate_cogr
     from cogr_search.evaluation.run_keywords import query_keywords_from_run
-    from cogr_search.opensearch.context import run_context_source
-    from cogr_search.training.run_dir import RunDir
+    from cogr_search.cluster.context import run_context_source
+    from cogr_search.runs.run_dir import RunDir
 
     # a run trained with search results in the prompt gets them from the evaluated catalog
     context = run_context_source(RunDir.open(run, runs_dir).read_config(), cluster, alias)

@@ -4,7 +4,7 @@ With `--query-context bm25:K` the query prompt also shows the titles of the quer
 top-K BM25 hits. A small model can copy product words from those titles, and the item
 keywords were written from titles too, so the two sides meet more often.
 
-The titles come from the catalog's OpenSearch index (`opensearch/context.py`), fetched
+The titles come from the catalog's OpenSearch index (`cluster/context.py`), fetched
 once per query: a run stores them for its training and validation queries in
 `query_context.jsonl`, so Phase 2 and evaluation see exactly the context SFT saw and
 need no cluster; a query the run has not stored (serving, `expand`, another query set)

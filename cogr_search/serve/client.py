@@ -24,8 +24,8 @@ from typing import Any
 
 from cogr_search.errors import CogrError, InputError
 from cogr_search.keywords import DEFAULT_K_MAX, representation
-from cogr_search.opensearch.engines import API_ERRORS, NOT_FOUND, Engine, status_of
-from cogr_search.opensearch.query import KEYWORD_FIELD, keyword_query
+from cogr_search.cluster.engines import API_ERRORS, NOT_FOUND, Engine, status_of
+from cogr_search.cluster.query import KEYWORD_FIELD, keyword_query
 from cogr_search.serve.cache import MISSING, LRUCache
 from cogr_search.serve.expander import Expander
 

@@ -19,7 +19,7 @@ from typing import Protocol
 
 from cogr_search.errors import CogrError
 from cogr_search.generators.query_context import ContextSource
-from cogr_search.opensearch.documents import ItemLike
+from cogr_search.cluster.documents import ItemLike
 
 
 class Expander(Protocol):
@@ -59,8 +59,8 @@ class RunExpander:
         context: ContextSource | None = None,
     ) -> None:
         from cogr_search.generators.backend import preset
-        from cogr_search.training.run_dir import RunDir
-        from cogr_search.training.run_models import open_generator
+        from cogr_search.runs.run_dir import RunDir
+        from cogr_search.runs.models import open_generator
 
         run_dir = RunDir.open(run, runs_dir)
         self.round = run_dir.require_round(round_)

@@ -37,7 +37,7 @@ from cogr_search.errors import CogrError, InputError
 from cogr_search.generators.backend import EVAL, INDEX, SamplingParams
 from cogr_search.generators.batch_generate import generate_with_model, item_requests, query_requests
 from cogr_search.generators.prompts import PromptSet, load_prompts
-from cogr_search.keyword_files import read_keyword_file
+from cogr_search.runs.keyword_files import read_keyword_file
 from cogr_search.metrics import f1
 from cogr_search.shadow.index import ItemIndex
 from cogr_search.shadow.query_view import QueryView
@@ -51,7 +51,7 @@ from cogr_search.training.config import (
 from cogr_search.training.keyword_space import keyword_space
 from cogr_search.training.rewards import ItemMarginalReward, QueryF1Reward
 from cogr_search.training.screening import screen_rows
-from cogr_search.training.run_dir import RunDir, atomic_write_json, read_json, weights_digest
+from cogr_search.runs.run_dir import RunDir, atomic_write_json, read_json, weights_digest
 
 Syncer = Callable[[int, Path, str], dict]
 """(round, item keyword file, model tag) -> what the sync did; see `opensearch.sync`."""

@@ -1,20 +1,15 @@
-"""A real single-node OpenSearch 2.19 or Elasticsearch 8.17 on 127.0.0.1, without Docker.
+"""Starting, finding and stopping a real single-node OpenSearch or Elasticsearch on 127.0.0.1.
 
 Why: tests and the default local run need a *real* engine (same analyzers, BM25 and
 query semantics as production), and the development machines have neither Docker nor a
-way to download a distribution. The Java launchers in ``plugins/local-node`` (OpenSearch)
-and ``plugins/es-node`` (Elasticsearch) start one from Maven Central jars (DESIGN.md
-section 3); this module builds them when needed, runs one in the background, and keeps a
-record of it in ``<home>/node.json`` so that any later process (the CLI, the test
-fixture, a benchmark) can find, reuse or stop exactly that node. Both launchers speak
-the same protocol (``plugins/launcher-common``), so everything here is shared; a
-``Launcher`` says only which jar, main class and Maven modules.
+way to download a distribution. The Java launchers in ``plugins/`` start one from Maven
+Central jars (DESIGN.md section 3); this module runs one in the background and records
+it (``record.py``) so that later processes reuse or stop exactly that node.
 
 Process identity, waiting and signalling use psutil (a record also holds the node's
 start time, so a pid reused by another program is never mistaken for the node), the
-build and start locks are filelock's, and readiness is asked over plain HTTP (both
-engines answer ``GET /`` and ``/_cluster/health`` alike), all core dependencies of the
-package (no ML stack, no engine client needed).
+start lock is filelock's, and readiness is asked over plain HTTP (both engines answer
+``GET /`` and ``/_cluster/health`` alike).
 
 Layout of a node home::
 
@@ -35,241 +30,35 @@ import re
 import shutil
 import socket
 import subprocess
-import sys
 import time
 import urllib.request
-from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import psutil
-from filelock import FileLock
 
-from cogr_search.atomic import atomic_open
-from cogr_search.settings import load_settings
-from cogr_search.errors import CogrError
+from cogr_search.localnode.build import ensure_built, file_lock
+from cogr_search.localnode.launchers import HOST, OPENSEARCH, TRANSPORT_OFFSET, Launcher, LocalNodeError
+from cogr_search.localnode.record import (
+    NodeInfo,
+    NodeStatus,
+    info_from_record,
+    norm_home,
+    read_record,
+    record_engine,
+    remove_record,
+    write_record,
+)
 
-__all__ = [
-    "ELASTICSEARCH",
-    "ENGINES",
-    "OPENSEARCH",
-    "Launcher",
-    "LocalNodeError",
-    "NodeInfo",
-    "NodeStatus",
-    "ensure_built",
-    "launcher_jar",
-    "plugins_dir",
-    "start",
-    "status",
-    "stop",
-]
-
-HOST = "127.0.0.1"
 # The launcher prints exactly this, then the URL, once the node has started.
 STARTED_MARKER = "COGR_NODE_STARTED"
-RECORD_NAME = "node.json"
-# The launcher's default: transport port = HTTP port + 100.
-TRANSPORT_OFFSET = 100
 # How often start/stop look at the process and the log; short, so waits end promptly.
 POLL_INTERVAL_S = 0.2
-# A first build downloads ~80 jars from Maven Central; generous but bounded.
-BUILD_TIMEOUT_S = 1800.0
 _HEAP_RE = re.compile(r"^[1-9][0-9]*[kKmMgG]?$")
 
 # Popen objects of nodes started by this process. Holding them keeps Python from warning
 # that a subprocess is "still running" when the object is collected, and lets stop() reap
 # its own child: an unreaped child stays a zombie and would look alive.
 _CHILDREN: dict[int, subprocess.Popen[bytes]] = {}
-
-
-class LocalNodeError(CogrError):
-    """The local node could not be built, started or stopped; the message is one line."""
-
-
-@dataclass(frozen=True)
-class Launcher:
-    """What differs between the local launchers; everything else is shared.
-
-    ``modules`` are the Maven modules under ``plugins/`` the launcher is built from (in
-    build order, the launcher last): a change in any of them, or in the parent pom,
-    rebuilds it. ``server_jar_glob`` matches the engine's server jar in ``lib/``, proof
-    that the dependencies were copied.
-    """
-
-    name: str
-    label: str
-    main_class: str
-    modules: tuple[str, ...]
-    jar_name: str
-    server_jar_glob: str
-    default_port: int
-
-    @property
-    def module(self) -> str:
-        """The launcher's own Maven module (its ``target/`` holds the jar and ``lib/``)."""
-        return self.modules[-1]
-
-
-OPENSEARCH = Launcher(
-    name="opensearch",
-    label="OpenSearch",
-    main_class="org.cogr.opensearch.node.LocalNode",
-    modules=("launcher-common", "cogr-plugin", "local-node"),
-    jar_name="local-node.jar",
-    server_jar_glob="opensearch-*.jar",
-    default_port=9200,
-)
-# 9201 (transport 9301) by default, so that both local nodes can run side by side.
-ELASTICSEARCH = Launcher(
-    name="elasticsearch",
-    label="Elasticsearch",
-    main_class="org.cogr.elasticsearch.node.EsLocalNode",
-    modules=("launcher-common", "es-node"),
-    jar_name="es-node.jar",
-    server_jar_glob="elasticsearch-*.jar",
-    default_port=9201,
-)
-ENGINES: dict[str, Launcher] = {e.name: e for e in (OPENSEARCH, ELASTICSEARCH)}
-
-
-@dataclass(frozen=True)
-class NodeInfo:
-    """A running node started from ``home``.
-
-    ``start_seconds`` is the time from launching the JVM until the cluster answered yellow
-    (recorded at start; a reused node reports the figure of its own start).
-    """
-
-    pid: int
-    port: int
-    url: str
-    home: Path
-    start_seconds: float
-    engine: Launcher = OPENSEARCH
-
-
-@dataclass(frozen=True)
-class NodeStatus:
-    """What ``status`` found: ``version`` is None when the node does not answer (yet)."""
-
-    running: bool
-    pid: int | None
-    url: str | None
-    version: str | None
-    engine: Launcher | None = None
-
-
-# --------------------------------------------------------------------------- build
-
-
-def plugins_dir() -> Path:
-    """The Maven project of the launcher: ``$COGR_PLUGINS_DIR``, else ``<repo>/plugins``.
-
-    The override exists for installs where the package does not sit inside a checkout.
-    """
-    override = load_settings().plugins_dir
-    if override:
-        return Path(override).expanduser().resolve()
-    return Path(__file__).resolve().parents[2] / "plugins"
-
-
-def launcher_jar(engine: Launcher = OPENSEARCH) -> Path:
-    """Where the Maven build puts the launcher (its dependencies are in ``lib/`` beside it)."""
-    return plugins_dir() / engine.module / "target" / engine.jar_name
-
-
-def _build_inputs(root: Path, engine: Launcher) -> Iterator[Path]:
-    """Every file whose change requires a rebuild: the parent pom, the modules' poms and sources."""
-    yield from root.glob("pom.xml")
-    for module in engine.modules:
-        yield from root.glob(f"{module}/pom.xml")
-        src = root / module / "src"
-        if src.is_dir():
-            yield from (p for p in src.rglob("*") if p.is_file())
-
-
-def _needs_build(engine: Launcher) -> bool:
-    jar = launcher_jar(engine)
-    lib = jar.parent / "lib"
-    if not jar.is_file() or not lib.is_dir() or not any(lib.glob(engine.server_jar_glob)):
-        return True
-    built = jar.stat().st_mtime
-    return any(p.stat().st_mtime > built for p in _build_inputs(plugins_dir(), engine))
-
-
-@contextlib.contextmanager
-def _file_lock(path: Path) -> Iterator[None]:
-    """An exclusive lock (filelock), so that concurrent callers build or start only once."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with FileLock(str(path)):
-        yield
-
-
-def ensure_built(quiet: bool = True, engine: Launcher = OPENSEARCH) -> Path:
-    """Build ``engine``'s launcher with Maven unless it is up to date; return the jar's path.
-
-    Up to date means the jar and its ``lib/`` exist and no pom.xml nor source file of the
-    parent or of ``engine.modules`` is newer than the jar. Only those modules are built
-    (``-pl <launcher> -am``), so a host that needs one engine downloads only its jars.
-    Maven's full output goes to ``plugins/target/maven-build.log`` (and to stderr when
-    ``quiet`` is False); a failure raises ``LocalNodeError`` naming that log.
-    """
-    root = plugins_dir()
-    jar = launcher_jar(engine)
-    if not (root / "pom.xml").is_file():
-        raise LocalNodeError(f"no Maven project at {root} (set COGR_PLUGINS_DIR to the plugins/ folder)")
-    if not _needs_build(engine):
-        return jar
-    for tool in ("java", "mvn"):
-        if shutil.which(tool) is None:
-            raise LocalNodeError(
-                f"'{tool}' is not on PATH: the local {engine.label} node needs Java 17+ and Maven 3.8+ "
-                "(or set COGR_OPENSEARCH_URL to use an existing cluster)"
-            )
-    target = root / "target"
-    log_path = target / "maven-build.log"
-    with _file_lock(target / ".build.lock"):
-        if not _needs_build(engine):  # another process built it while we waited
-            return jar
-        cmd = ["mvn", "-B", "-Dstyle.color=never", "-f", str(root / "pom.xml"), "-pl", engine.module, "-am"]
-        cmd += ["-DskipTests", "package"]
-        if quiet:
-            cmd.insert(1, "-q")
-        rc = _run_logged(cmd, log_path, echo=not quiet)
-        if rc != 0:
-            raise LocalNodeError(f"Maven build of {root} failed (exit {rc}); see {log_path}")
-        if not jar.is_file():
-            raise LocalNodeError(f"Maven build succeeded but {jar} is missing; see {log_path}")
-        # Maven may leave an unchanged jar with its old mtime; mark it as built now so the
-        # staleness check does not rebuild on every call.
-        os.utime(jar)
-    return jar
-
-
-def _run_logged(cmd: list[str], log_path: Path, echo: bool) -> int:
-    """Run ``cmd``, writing its output to ``log_path`` (and stderr if ``echo``)."""
-    log_path.parent.mkdir(parents=True, exist_ok=True)
-    deadline = time.monotonic() + BUILD_TIMEOUT_S
-    with open(log_path, "wb") as log:
-        log.write(("$ " + " ".join(cmd) + "\n").encode())
-        log.flush()
-        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-        assert proc.stdout is not None
-        try:
-            for line in proc.stdout:
-                log.write(line)
-                if echo:
-                    sys.stderr.buffer.write(line)
-                    sys.stderr.flush()
-                if time.monotonic() > deadline:
-                    proc.kill()
-                    break
-            return proc.wait()
-        except BaseException:
-            proc.kill()
-            proc.wait()
-            raise
 
 
 # --------------------------------------------------------------------------- processes
@@ -297,11 +86,6 @@ def _process(pid: int) -> psutil.Process | None:
         return None
 
 
-def _record_engine(record: dict) -> Launcher:
-    """The engine of a record; records written before there were two engines are OpenSearch's."""
-    return ENGINES.get(str(record.get("engine", OPENSEARCH.name)), OPENSEARCH)
-
-
 def _our_node(record: dict, home: Path) -> psutil.Process | None:
     """The recorded process if it is *this* home's launcher, not a process that reused the pid.
 
@@ -318,7 +102,7 @@ def _our_node(record: dict, home: Path) -> psutil.Process | None:
         argv = proc.cmdline()
     except psutil.Error:
         return None
-    if _record_engine(record).main_class not in argv:
+    if record_engine(record).main_class not in argv:
         return None
     if "--home" in argv:
         i = argv.index("--home")
@@ -376,50 +160,6 @@ def _health_ok(url: str, wait_s: float) -> bool:
     return body is not None and not body.get("timed_out", True) and body.get("status") in ("yellow", "green")
 
 
-# --------------------------------------------------------------------------- record
-
-
-def _record_path(home: Path) -> Path:
-    return home / RECORD_NAME
-
-
-def _read_record(home: Path) -> dict | None:
-    try:
-        record = json.loads(_record_path(home).read_text())
-        record["pid"], record["port"] = int(record["pid"]), int(record["port"])
-        record["url"] = str(record["url"])
-    except (OSError, ValueError, KeyError, TypeError):
-        # Absent, or torn / hand-edited so that it cannot identify a process: no record.
-        return None
-    return record
-
-
-def _write_record(home: Path, record: dict) -> None:
-    """Write node.json atomically, so a reader never sees half of it."""
-    with atomic_open(_record_path(home)) as out:
-        out.write(json.dumps(record, indent=2) + "\n")
-
-
-def _remove_record(home: Path) -> None:
-    with contextlib.suppress(FileNotFoundError):
-        _record_path(home).unlink()
-
-
-def _info_from_record(home: Path, record: dict) -> NodeInfo:
-    return NodeInfo(
-        pid=int(record["pid"]),
-        port=int(record["port"]),
-        url=str(record["url"]),
-        home=home,
-        start_seconds=float(record.get("start_seconds", 0.0)),
-        engine=_record_engine(record),
-    )
-
-
-def _norm_home(home: Path | str) -> Path:
-    return Path(home).expanduser().resolve()
-
-
 # --------------------------------------------------------------------------- start
 
 
@@ -462,14 +202,14 @@ def start(
     started line and a yellow cluster. Raises ``LocalNodeError`` on a busy port, a failed
     build, a JVM that dies (with its last log line) or a timeout (the JVM is then stopped).
     """
-    home = _norm_home(home)
+    home = norm_home(home)
     if not 1 <= port <= 65535 - TRANSPORT_OFFSET:
         raise LocalNodeError(f"port {port} is out of range (1-{65535 - TRANSPORT_OFFSET}; transport uses port+100)")
     if not _HEAP_RE.match(heap):
         raise LocalNodeError(f"heap {heap!r} is not a JVM size such as 512m or 1g")
     home.mkdir(parents=True, exist_ok=True)
 
-    with _file_lock(home / ".node.lock"):
+    with file_lock(home / ".node.lock"):
         existing = _reuse_existing(home, timeout)
         if existing is not None:
             if existing.engine != engine:
@@ -500,14 +240,14 @@ def start(
 
 def _reuse_existing(home: Path, timeout: float) -> NodeInfo | None:
     """The recorded node if it is ours and answers; clears a stale record."""
-    record = _read_record(home)
+    record = read_record(home)
     if record is None:
-        _remove_record(home)  # absent, or unreadable and so useless
+        remove_record(home)  # absent, or unreadable and so useless
         return None
     pid = int(record["pid"])
     node = _our_node(record, home)
     if node is None:
-        _remove_record(home)
+        remove_record(home)
         return None
     # Alive and ours: it answers at once unless it is still recovering; give it the
     # same bounded time a fresh start would get.
@@ -515,7 +255,7 @@ def _reuse_existing(home: Path, timeout: float) -> NodeInfo | None:
     while True:
         remaining = deadline - time.monotonic()
         if _health_ok(str(record["url"]), min(5.0, max(remaining, 0.1))):
-            return _info_from_record(home, record)
+            return info_from_record(home, record)
         if remaining <= 0 or not node.is_running():
             break
         time.sleep(POLL_INTERVAL_S)
@@ -524,7 +264,7 @@ def _reuse_existing(home: Path, timeout: float) -> NodeInfo | None:
             f"the node of {home} (pid {pid}) runs but does not answer at {record['url']}; "
             f"stop it first (see {home / 'logs'})"
         )
-    _remove_record(home)
+    remove_record(home)
     return None
 
 
@@ -580,8 +320,8 @@ def _launch(home: Path, port: int, heap: str, timeout: float, java: str, jar: Pa
         "transport_port": port + TRANSPORT_OFFSET,
         "version": _version(url),
     }
-    _write_record(home, record)
-    return _info_from_record(home, record)
+    write_record(home, record)
+    return info_from_record(home, record)
 
 
 def _wait_started(
@@ -644,23 +384,23 @@ def stop(home: Path, timeout: float = 60) -> bool:
     removed). SIGTERM lets the node flush and release its data lock; SIGKILL follows
     after ``timeout`` seconds.
     """
-    home = _norm_home(home)
+    home = norm_home(home)
     if not home.is_dir():
         return False
-    with _file_lock(home / ".node.lock"):
-        record = _read_record(home)
+    with file_lock(home / ".node.lock"):
+        record = read_record(home)
         if record is None:
-            _remove_record(home)
+            remove_record(home)
             return False
         pid = int(record["pid"])
         node = _our_node(record, home)
         if node is None:
-            _remove_record(home)
+            remove_record(home)
             return False
         if not _terminate(node, grace=timeout):
-            label = _record_engine(record).label
+            label = record_engine(record).label
             raise LocalNodeError(f"the {label} node of {home} (pid {pid}) did not exit after SIGKILL")
-        _remove_record(home)
+        remove_record(home)
         return True
 
 
@@ -674,12 +414,12 @@ def status(home: Path) -> NodeStatus:
     None while it does not answer HTTP, e.g. during start. Read-only: a stale record is
     left for ``start``/``stop`` to clear.
     """
-    home = _norm_home(home)
-    record = _read_record(home)
+    home = norm_home(home)
+    record = read_record(home)
     if record is None:
         return NodeStatus(running=False, pid=None, url=None, version=None)
     pid = int(record["pid"])
     if _our_node(record, home) is None:
         return NodeStatus(running=False, pid=None, url=None, version=None)
     url = str(record["url"])
-    return NodeStatus(running=True, pid=pid, url=url, version=_version(url), engine=_record_engine(record))
+    return NodeStatus(running=True, pid=pid, url=url, version=_version(url), engine=record_engine(record))

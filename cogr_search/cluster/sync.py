@@ -32,12 +32,12 @@ from tqdm import tqdm
 
 from cogr_search.errors import CogrError, InputError
 from cogr_search.keywords import DEFAULT_K_MAX
-from cogr_search.opensearch import documents as doc_fields
-from cogr_search.opensearch.bulk import BulkFailure, bulk_write, scan
-from cogr_search.opensearch.client import Cluster, ClusterUnreachable
-from cogr_search.opensearch.engines import NOT_FOUND
-from cogr_search.opensearch.documents import item_keywords, title_is_cut
-from cogr_search.opensearch.indices import (
+from cogr_search.cluster import documents as doc_fields
+from cogr_search.cluster.bulk import BulkFailure, bulk_write, scan
+from cogr_search.cluster.client import Cluster, ClusterUnreachable
+from cogr_search.cluster.engines import NOT_FOUND
+from cogr_search.cluster.documents import item_keywords, title_is_cut
+from cogr_search.cluster.indices import (
     alias_target,
     create_version,
     set_write_block,
@@ -46,7 +46,7 @@ from cogr_search.opensearch.indices import (
     versions,
     write_blocked,
 )
-from cogr_search.opensearch.mappings import IndexVersion
+from cogr_search.cluster.mappings import IndexVersion
 
 SYNC_META = "cogr_sync"
 Missing = Literal["refuse", "keep", "title-only"]
@@ -399,7 +399,7 @@ def run_round_syncer(cluster: Cluster, alias: str, config: SyncConfig = SyncConf
 
     Items outside a run's subset (`train sft --max-items`) are title-only by default:
     that is how the shadow index the run trained against represents them."""
-    from cogr_search.keyword_files import read_keyword_file
+    from cogr_search.runs.keyword_files import read_keyword_file
 
     def sync_round(round_: int, item_keywords_path, model_tag: str) -> dict:  # noqa: ANN001 - Path
         result = sync_keywords(cluster, alias, read_keyword_file(item_keywords_path), round_, model_tag, config,

@@ -21,11 +21,11 @@ from itertools import islice
 from tqdm import tqdm
 
 from cogr_search.errors import CogrError
-from cogr_search.opensearch import documents as doc_fields
-from cogr_search.opensearch.bulk import bulk_write
-from cogr_search.opensearch.client import Cluster
-from cogr_search.opensearch.documents import ItemLike
-from cogr_search.opensearch.indices import alias_target
+from cogr_search.cluster import documents as doc_fields
+from cogr_search.cluster.bulk import bulk_write
+from cogr_search.cluster.client import Cluster
+from cogr_search.cluster.documents import ItemLike
+from cogr_search.cluster.indices import alias_target
 from cogr_search.serve.expander import Expander
 
 MAX_REPORTED_FAILURES = 5

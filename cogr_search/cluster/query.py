@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from cogr_search.opensearch.documents import KEYWORDS as KEYWORD_FIELD
-from cogr_search.opensearch.documents import KEYWORDS_TEXT as TEXT_FIELD
+from cogr_search.cluster.documents import KEYWORDS as KEYWORD_FIELD
+from cogr_search.cluster.documents import KEYWORDS_TEXT as TEXT_FIELD
 
 
 def keyword_query(keywords: Sequence[str], filters: list[dict] | None = None) -> dict:

@@ -3,7 +3,7 @@
 Reading `cogr_keywords` back (rather than the keyword files that were synced) makes the
 shadow index a faithful copy of the served one: whatever sync wrote, truncated or
 merged, is what the shadow matches on. Documents are read with the shared, retried
-scan (`opensearch/bulk.py`); the read order does not matter for rankings, because the shadow
+scan (`cluster/bulk.py`); the read order does not matter for rankings, because the shadow
 breaks BM25 ties by item id, as evaluation's OpenSearch searches do (`sort: _score desc,
 id asc`), whatever the segments, merges and deletions of the index.
 """
@@ -13,9 +13,9 @@ from __future__ import annotations
 from tqdm import tqdm
 
 from cogr_search.keywords import DEFAULT_K_MAX, keyword_set, normalize
-from cogr_search.opensearch import documents as doc_fields
-from cogr_search.opensearch.bulk import scan
-from cogr_search.opensearch.client import Cluster
+from cogr_search.cluster import documents as doc_fields
+from cogr_search.cluster.bulk import scan
+from cogr_search.cluster.client import Cluster
 from cogr_search.shadow.index import ItemIndex
 
 SOURCE_FIELDS = [doc_fields.TITLE, doc_fields.KEYWORDS]

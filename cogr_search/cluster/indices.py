@@ -14,9 +14,9 @@ from dataclasses import dataclass
 
 
 from cogr_search.errors import CogrError
-from cogr_search.opensearch.client import Cluster
-from cogr_search.opensearch.engines import API_ERRORS, NOT_FOUND, error_type
-from cogr_search.opensearch.mappings import (
+from cogr_search.cluster.client import Cluster
+from cogr_search.cluster.engines import API_ERRORS, NOT_FOUND, error_type
+from cogr_search.cluster.mappings import (
     IndexVersion,
     check_alias_name,
     index_body,

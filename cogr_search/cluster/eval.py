@@ -19,8 +19,8 @@ from tqdm import tqdm
 
 from cogr_search.errors import CogrError
 from cogr_search.metrics import QueryResult
-from cogr_search.opensearch.client import Cluster, describe_error
-from cogr_search.opensearch.engines import API_ERRORS
+from cogr_search.cluster.client import Cluster, describe_error
+from cogr_search.cluster.engines import API_ERRORS
 
 DEFAULT_BATCH = 64
 ID_FIELD = "id"  # the item id as a keyword doc value: fetching it skips stored fields

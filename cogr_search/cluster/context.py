@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from cogr_search.generators.query_context import ContextSource, context_size
-from cogr_search.opensearch.client import Cluster
-from cogr_search.opensearch.documents import TITLE
-from cogr_search.opensearch.eval import DEFAULT_BATCH, TIE_ORDER, bm25_clause, msearch
+from cogr_search.cluster.client import Cluster
+from cogr_search.cluster.documents import TITLE
+from cogr_search.cluster.eval import DEFAULT_BATCH, TIE_ORDER, bm25_clause, msearch
 
 
 def bm25_titles(cluster: Cluster, index: str, k: int, batch_size: int = DEFAULT_BATCH) -> ContextSource:

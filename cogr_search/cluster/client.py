@@ -4,7 +4,7 @@ The clients' own retries are switched off (`max_retries=0`) so that transient fa
 (connection errors, timeouts, 429 and 503) are retried in exactly one place, with
 tenacity's exponential backoff, and a cluster that stays unreachable ends in a one-line
 `ClusterUnreachable` naming the URL instead of a stack trace. Which engine answers, and
-everything that differs between the two, is `Cluster.engine` (`opensearch/engines.py`).
+everything that differs between the two, is `Cluster.engine` (`cluster/engines.py`).
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ from tenacity import (
 )
 
 from cogr_search.errors import CogrError
-from cogr_search.opensearch import engines
-from cogr_search.opensearch.engines import ENGINES, Engine, engine_from_root, is_transient, one_line, probe_root
+from cogr_search.cluster import engines
+from cogr_search.cluster.engines import ENGINES, Engine, engine_from_root, is_transient, one_line, probe_root
 from cogr_search.settings import Settings
 
 T = TypeVar("T")

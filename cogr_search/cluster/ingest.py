@@ -23,11 +23,11 @@ from itertools import islice
 from tqdm import tqdm
 
 from cogr_search.keywords import term
-from cogr_search.opensearch import documents as doc_fields
-from cogr_search.opensearch.bulk import BulkFailure, BulkResult, bulk_write
-from cogr_search.opensearch.client import Cluster
-from cogr_search.opensearch.documents import ItemLike, item_document, item_keywords
-from cogr_search.opensearch.indices import alias_target, create_index
+from cogr_search.cluster import documents as doc_fields
+from cogr_search.cluster.bulk import BulkFailure, BulkResult, bulk_write
+from cogr_search.cluster.client import Cluster
+from cogr_search.cluster.documents import ItemLike, item_document, item_keywords
+from cogr_search.cluster.indices import alias_target, create_index
 
 CHUNK_SIZE = 500
 MAX_REPORTED_FAILURES = 5

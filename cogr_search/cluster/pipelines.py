@@ -23,9 +23,9 @@ from urllib.parse import quote, urlparse
 
 
 from cogr_search.errors import CogrError
-from cogr_search.opensearch.client import Cluster
-from cogr_search.opensearch.engines import API_ERRORS, NOT_FOUND
-from cogr_search.opensearch.indices import alias_target
+from cogr_search.cluster.client import Cluster
+from cogr_search.cluster.engines import API_ERRORS, NOT_FOUND
+from cogr_search.cluster.indices import alias_target
 
 INGEST_PIPELINE = "cogr-ingest"
 SEARCH_PIPELINE = "cogr"

@@ -12,7 +12,7 @@ from cogr_search.generators.keyword_generator import KeywordGenerator
 from cogr_search.generators.prompts import load_prompts
 from cogr_search.generators.query_context import ContextSource
 from cogr_search.keywords import DEFAULT_K_MAX
-from cogr_search.training.run_dir import RunDir
+from cogr_search.runs.run_dir import RunDir
 
 
 def open_generator(

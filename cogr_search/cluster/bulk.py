@@ -23,8 +23,8 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import TypeVar
 
-from cogr_search.opensearch import documents as doc_fields
-from cogr_search.opensearch.client import Cluster
+from cogr_search.cluster import documents as doc_fields
+from cogr_search.cluster.client import Cluster
 
 CHUNK_SIZE = 500
 MAX_CHUNK_BYTES = 16 * 1024 * 1024

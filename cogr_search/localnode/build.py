@@ -1,0 +1,134 @@
+"""Building a local launcher with Maven, only when its sources changed.
+
+Why here and not in the Makefile: a wheel install, a test fixture and the CLI all need
+the jar, and concurrent callers must build it once (a file lock), so the check-and-build
+is library code that every caller shares.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+from filelock import FileLock
+
+from cogr_search.localnode.launchers import OPENSEARCH, Launcher, LocalNodeError
+from cogr_search.settings import load_settings
+
+# A first build downloads ~80 jars from Maven Central; generous but bounded.
+BUILD_TIMEOUT_S = 1800.0
+
+
+def plugins_dir() -> Path:
+    """The Maven project of the launcher: ``$COGR_PLUGINS_DIR``, else ``<repo>/plugins``.
+
+    The override exists for installs where the package does not sit inside a checkout.
+    """
+    override = load_settings().plugins_dir
+    if override:
+        return Path(override).expanduser().resolve()
+    return Path(__file__).resolve().parents[2] / "plugins"
+
+
+def launcher_jar(engine: Launcher = OPENSEARCH) -> Path:
+    """Where the Maven build puts the launcher (its dependencies are in ``lib/`` beside it)."""
+    return plugins_dir() / engine.module / "target" / engine.jar_name
+
+
+def _build_inputs(root: Path, engine: Launcher) -> Iterator[Path]:
+    """Every file whose change requires a rebuild: the parent pom, the modules' poms and sources."""
+    yield from root.glob("pom.xml")
+    for module in engine.modules:
+        yield from root.glob(f"{module}/pom.xml")
+        src = root / module / "src"
+        if src.is_dir():
+            yield from (p for p in src.rglob("*") if p.is_file())
+
+
+def _needs_build(engine: Launcher) -> bool:
+    jar = launcher_jar(engine)
+    lib = jar.parent / "lib"
+    if not jar.is_file() or not lib.is_dir() or not any(lib.glob(engine.server_jar_glob)):
+        return True
+    built = jar.stat().st_mtime
+    return any(p.stat().st_mtime > built for p in _build_inputs(plugins_dir(), engine))
+
+
+@contextlib.contextmanager
+def file_lock(path: Path) -> Iterator[None]:
+    """An exclusive lock (filelock), so that concurrent callers build or start only once."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with FileLock(str(path)):
+        yield
+
+
+def ensure_built(quiet: bool = True, engine: Launcher = OPENSEARCH) -> Path:
+    """Build ``engine``'s launcher with Maven unless it is up to date; return the jar's path.
+
+    Up to date means the jar and its ``lib/`` exist and no pom.xml nor source file of the
+    parent or of ``engine.modules`` is newer than the jar. Only those modules are built
+    (``-pl <launcher> -am``), so a host that needs one engine downloads only its jars.
+    Maven's full output goes to ``plugins/target/maven-build.log`` (and to stderr when
+    ``quiet`` is False); a failure raises ``LocalNodeError`` naming that log.
+    """
+    root = plugins_dir()
+    jar = launcher_jar(engine)
+    if not (root / "pom.xml").is_file():
+        raise LocalNodeError(f"no Maven project at {root} (set COGR_PLUGINS_DIR to the plugins/ folder)")
+    if not _needs_build(engine):
+        return jar
+    for tool in ("java", "mvn"):
+        if shutil.which(tool) is None:
+            raise LocalNodeError(
+                f"'{tool}' is not on PATH: the local {engine.label} node needs Java 17+ and Maven 3.8+ "
+                "(or set COGR_OPENSEARCH_URL to use an existing cluster)"
+            )
+    target = root / "target"
+    log_path = target / "maven-build.log"
+    with file_lock(target / ".build.lock"):
+        if not _needs_build(engine):  # another process built it while we waited
+            return jar
+        cmd = ["mvn", "-B", "-Dstyle.color=never", "-f", str(root / "pom.xml"), "-pl", engine.module, "-am"]
+        cmd += ["-DskipTests", "package"]
+        if quiet:
+            cmd.insert(1, "-q")
+        rc = _run_logged(cmd, log_path, echo=not quiet)
+        if rc != 0:
+            raise LocalNodeError(f"Maven build of {root} failed (exit {rc}); see {log_path}")
+        if not jar.is_file():
+            raise LocalNodeError(f"Maven build succeeded but {jar} is missing; see {log_path}")
+        # Maven may leave an unchanged jar with its old mtime; mark it as built now so the
+        # staleness check does not rebuild on every call.
+        os.utime(jar)
+    return jar
+
+
+def _run_logged(cmd: list[str], log_path: Path, echo: bool) -> int:
+    """Run ``cmd``, writing its output to ``log_path`` (and stderr if ``echo``)."""
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    deadline = time.monotonic() + BUILD_TIMEOUT_S
+    with open(log_path, "wb") as log:
+        log.write(("$ " + " ".join(cmd) + "\n").encode())
+        log.flush()
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        assert proc.stdout is not None
+        try:
+            for line in proc.stdout:
+                log.write(line)
+                if echo:
+                    sys.stderr.buffer.write(line)
+                    sys.stderr.flush()
+                if time.monotonic() > deadline:
+                    proc.kill()
+                    break
+            return proc.wait()
+        except BaseException:
+            proc.kill()
+            proc.wait()
+            raise
