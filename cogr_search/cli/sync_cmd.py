@@ -26,6 +26,8 @@ def _notify(message: str) -> None:
 
 @click.command()
 @click.option("--index", "alias", required=True, help="Alias to sync (readers keep using it).")
+@click.option("--status", "show_status", is_flag=True,
+              help="Show the alias's serving version, versions and any sync in progress (lifting a dead sync's freeze).")
 @click.option("--run", "run_name", default=None, help="Training run whose item keywords to use.")
 @click.option("--round", "round_", type=int, default=None, help="Round of the run (default: its latest complete one).")
 @click.option("--item-keywords", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
@@ -36,19 +38,29 @@ def _notify(message: str) -> None:
 @config_option(SyncConfig, "k_max", type=click.IntRange(min=1))
 @config_option(SyncConfig, "unknown_tolerance", type=click.FloatRange(0, 1))
 @config_option(SyncConfig, "chunk_size", type=click.IntRange(1, 10_000))
+@config_option(SyncConfig, "lease_s", type=click.FloatRange(min=1))
+@config_option(SyncConfig, "catch_up_rounds", type=click.IntRange(min=0))
+@config_option(SyncConfig, "freeze_below", type=click.IntRange(min=0))
 @opensearch_url
 @json_output
-def sync(alias: str, run_name: str | None, round_: int | None, item_keywords: Path | None, runs_dir: Path | None,
-         missing: str, keep: int, k_max: int, unknown_tolerance: float, chunk_size: int, opensearch_url: str | None,
-         as_json: bool) -> None:
+def sync(alias: str, show_status: bool, run_name: str | None, round_: int | None, item_keywords: Path | None,
+         runs_dir: Path | None, missing: str, keep: int, k_max: int, unknown_tolerance: float, chunk_size: int,
+         lease_s: float, catch_up_rounds: int, freeze_below: int, opensearch_url: str | None, as_json: bool) -> None:
     """Write item keywords as a new version `<alias>-r<round>-<n>` and swap the alias to it.
 
-    Writes to the alias's current version are blocked during the copy (and lifted after
-    the swap); an interrupted sync is resumed by running the same command again.
+    Online: the application's writes through the alias go on during the copy and are
+    caught up; only the last catch-up and the swap refuse writes (freeze_s, about a
+    second). One sync per alias (a lease in the cluster); an interrupted sync is resumed
+    by running the same command again.
     """
+    if show_status:
+        _print_status(alias, opensearch_url, as_json)
+        return
     if (run_name is None) == (item_keywords is None):
         raise click.UsageError("give either --run RUN [--round R] or --item-keywords FILE")
-    config = SyncConfig(missing=missing, keep=keep, k_max=k_max, unknown_tolerance=unknown_tolerance, chunk_size=chunk_size)
+    config = SyncConfig(missing=missing, keep=keep, k_max=k_max, unknown_tolerance=unknown_tolerance,
+                        chunk_size=chunk_size, lease_s=lease_s, catch_up_rounds=catch_up_rounds,
+                        freeze_below=freeze_below)
     if item_keywords is not None:
         keywords = read_keyword_file(item_keywords)
         round_ = 0 if round_ is None else round_
@@ -75,5 +87,31 @@ def sync(alias: str, run_name: str | None, round_: int | None, item_keywords: Pa
     click.echo(
         f"{result.alias} -> {result.index} (was {result.previous}): {result.documents} documents, "
         f"{result.with_keywords} with keywords, {result.kept} kept, {result.title_only} title only, "
-        f"{result.unknown_ids} unknown ids{', resumed' if result.resumed else ''}; pruned {len(pruned)} old version(s)"
+        f"{result.unknown_ids} unknown ids{', resumed' if result.resumed else ''}; {result.caught_up} caught up, "
+        f"{result.deleted_documents} deleted during the copy; writes refused {result.freeze_s:.2f}s; "
+        f"pruned {len(pruned)} old version(s)"
     )
+
+
+def _print_status(alias: str, opensearch_url: str | None, as_json: bool) -> None:
+    from cogr_search.cluster.sync_status import sync_status
+
+    state = sync_status(connect(settings_from(opensearch_url=opensearch_url)), alias, notify=_notify)
+    if as_json:
+        emit_json(state)
+        return
+    click.echo(f"{alias} -> {state['serving']}")
+    lease = state["sync"]
+    if lease is None:
+        click.echo("sync: none in progress")
+    else:
+        line = f"sync: {lease['host']} pid {lease['pid']}, phase {lease['phase']}, for {lease['age_s']:.0f}s"
+        if lease["stale"]:
+            line += f"; stale ({lease['stale']})"
+        elif lease["freeze"]:
+            line += f"; writes to {lease['freeze']['index']} refused (final freeze)"
+        click.echo(line)
+    for v in state["versions"]:
+        flags = ", ".join(f for f in ("serving" if v["serving"] else "", "WRITES BLOCKED" if v["write_blocked"] else "") if f)
+        click.echo(f"  {v['index']}: round {v['round']}, {v['state']}, {v['documents']} documents"
+                   + (f" ({flags})" if flags else ""))

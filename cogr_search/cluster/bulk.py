@@ -226,6 +226,7 @@ def scan(
     query: dict | None = None,
     source: list[str] | bool = True,
     page_size: int = PAGE_SIZE,
+    preference: str | None = None,
 ) -> Iterator[list[dict]]:
     """Every matching document of `index` as pages of hits, in item id order.
 
@@ -241,7 +242,8 @@ def scan(
                       "_source": source, "track_total_hits": False}
         if after is not None:
             body["search_after"] = after
-        hits = cluster.call(cluster.client.search, index=index, body=body)["hits"]["hits"]
+        params = {"preference": preference} if preference else {}
+        hits = cluster.call(cluster.client.search, index=index, body=body, **params)["hits"]["hits"]
         if not hits:
             return
         yield hits

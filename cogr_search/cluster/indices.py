@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 
 from cogr_search.errors import CogrError
+from cogr_search.cluster import title_pipeline
 from cogr_search.cluster.client import Cluster
 from cogr_search.cluster.engines import API_ERRORS, NOT_FOUND, error_type
 from cogr_search.cluster.mappings import (
@@ -135,6 +136,7 @@ def create_version(cluster: Cluster, alias: str, round_: int, shape: Shape | Non
         if error_type(err) != "resource_already_exists_exception":
             raise
     _check_created(cluster, version.name, shape)
+    title_pipeline.install(cluster, version.name)
     return version
 
 

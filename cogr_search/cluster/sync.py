@@ -1,17 +1,23 @@
-"""Writing a round's item keywords into OpenSearch as a new index version.
+"""Writing a round's item keywords into the cluster as a new index version, online.
 
-A sync never edits the index readers use. It blocks writes to the alias's current
-version (the source), checks that the keywords cover its items, copies every document
-into a fresh `<alias>-r<round>-<n>` (created with mappings/ and the source's shard and
-replica counts) with `cogr_keywords` and provenance filled in, verifies the copy, and
-only then swaps the alias in one atomic `POST _aliases` and lifts the block. The old
-version stays for rollback until pruned.
+A sync never edits the index readers use, and never refuses an application's writes for
+longer than a short final freeze. Holding the alias's lease (`sync_lease`: one sync per
+alias), it copies every document of the alias's current version (the source) into a
+fresh `<alias>-r<round>-<n>` (created with mappings/ and the source's shard and replica
+counts) with `cogr_keywords` and provenance filled in, while the application goes on
+writing through the alias. Then it catches up: what was indexed or updated since the
+copy began is found by sequence number (`changes`), copied again, and repeated until
+little is left; documents deleted meanwhile are found by comparing ids. Only the last
+catch-up, the check of the copy and the atomic alias swap (`POST _aliases`) run under a
+write block on the source, recorded in the lease first so that a crash inside it is
+lifted by whoever comes next. The old version stays for rollback until pruned.
 
 Crash safety rests on the version's `_meta.cogr_sync` record (state, source, round,
 fingerprint of keywords and options):
 - `writing`: a rerun of the same sync writes into it again (documents are keyed by item
   id, so re-sending converges); any other sync deletes it as abandoned;
-- `verified`: the copy is complete; a rerun re-checks the count and swaps;
+- `verified`: the copy and catch-up were complete; a rerun resumes into it like `writing`
+  (the source may have changed since) and swaps;
 - `complete`: swapped in; a rerun of the same sync has nothing to do.
 A document the cluster rejects stops the sync before the swap; the half-written
 version is deleted and the alias is untouched.
@@ -32,9 +38,11 @@ from tqdm import tqdm
 
 from cogr_search.errors import CogrError, InputError
 from cogr_search.keywords import DEFAULT_K_MAX
+from cogr_search.cluster import changes
 from cogr_search.cluster import documents as doc_fields
+from cogr_search.cluster import title_pipeline
 from cogr_search.cluster.bulk import BulkFailure, bulk_write, scan
-from cogr_search.cluster.client import Cluster, ClusterUnreachable
+from cogr_search.cluster.client import Cluster
 from cogr_search.cluster.engines import NOT_FOUND
 from cogr_search.cluster.documents import item_keywords, title_is_cut
 from cogr_search.cluster.indices import (
@@ -47,6 +55,7 @@ from cogr_search.cluster.indices import (
     write_blocked,
 )
 from cogr_search.cluster.mappings import IndexVersion
+from cogr_search.cluster.sync_lease import DEFAULT_TTL_S, SyncLease
 
 SYNC_META = "cogr_sync"
 Missing = Literal["refuse", "keep", "title-only"]
@@ -69,6 +78,11 @@ class SyncConfig(BaseModel):
         0.01, ge=0, le=1, description="Share of keyword ids allowed to be unknown to the index (listed, then ignored)."
     )
     chunk_size: int = Field(500, ge=1, le=10_000, description="Documents per _bulk request.")
+    lease_s: float = Field(DEFAULT_TTL_S, gt=0, description="Lease of the sync on its alias, renewed while it runs.")
+    catch_up_rounds: int = Field(5, ge=0, description="Catch-ups while writes continue, before the final freeze.")
+    freeze_below: int = Field(
+        1000, ge=0, description="Freeze once a catch-up found at most this many changed documents."
+    )
 
 
 class SyncRejected(CogrError):
@@ -93,10 +107,13 @@ class SyncResult:
     resumed: bool = False
     unchanged: bool = False
     deleted_versions: list[str] = field(default_factory=list)
+    caught_up: int = 0
+    deleted_documents: int = 0
+    freeze_s: float = 0.0
     seconds: float = 0.0
 
     def as_dict(self) -> dict:
-        return {**asdict(self), "seconds": round(self.seconds, 3)}
+        return {**asdict(self), "seconds": round(self.seconds, 3), "freeze_s": round(self.freeze_s, 3)}
 
 
 def clean_ids(keywords: Mapping[str, Sequence[str]]) -> dict[str, list[str]]:
@@ -134,7 +151,7 @@ def _same_sync(found: dict, meta: dict) -> bool:
     return all(found.get(k) == meta[k] for k in ("source", "fingerprint", "round"))
 
 
-def _count(cluster: Cluster, index: str, query: dict | None = None) -> int:
+def doc_count(cluster: Cluster, index: str, query: dict | None = None) -> int:
     body = {"query": query} if query else None
     return cluster.call(cluster.client.count, index=index, body=body)["count"]
 
@@ -210,9 +227,11 @@ def _check_coverage(
 class _Copy:
     """Builds the new version's documents from the source's, counting what it did.
 
-    Coverage is checked on the same pass: the ids seen and those without keywords are
+    Coverage is checked on the first pass: the ids seen and those without keywords are
     recorded; in `refuse` mode the first item without keywords stops the writing (the
-    rest of the source is only read, for the counts).
+    rest of the source is only read, for the counts). Catch-up passes copy what the
+    application wrote meanwhile: an item the keywords do not name gets its title keyword
+    (or, with `--missing keep`, the keywords it carries), never a refusal.
     """
 
     def __init__(self, keywords: Mapping[str, Sequence[str]], config: SyncConfig, provenance: dict, result: SyncResult):
@@ -222,71 +241,117 @@ class _Copy:
         self.result = result
         self.seen: set[str] = set()
         self.missing: set[str] = set()
+        self.catching_up = False
 
     def document(self, item_id: str, stored: dict) -> dict | None:
-        self.seen.add(item_id)
         generated = self.keywords.get(item_id)
-        if generated is None and self.config.missing == "refuse":
-            self.missing.add(item_id)
-        if self.missing:
-            return None  # refused: count the rest, write nothing more
+        if self.catching_up and generated is not None:
+            self.seen.add(item_id)  # an item updated during the copy
+        if not self.catching_up:
+            self.seen.add(item_id)
+            if generated is None and self.config.missing == "refuse":
+                self.missing.add(item_id)
+            if self.missing:
+                return None  # refused: count the rest, write nothing more
         doc = {k: v for k, v in stored.items() if k not in doc_fields.KEYWORD_FIELDS}
         title = doc.get(doc_fields.TITLE) or ""
-        if title_is_cut(title):
+        counted = not self.catching_up
+        if title_is_cut(title) and counted:
             self.result.cut_titles += 1
         if generated is not None:
             doc[doc_fields.KEYWORDS] = item_keywords(generated, title, self.config.k_max)
             doc.update(self.provenance)
-            self.result.with_keywords += 1
+            self.result.with_keywords += counted
         elif self.config.missing == "keep" and stored.get(doc_fields.KEYWORDS):
             doc.update({k: stored[k] for k in doc_fields.KEYWORD_FIELDS if k in stored})
-            self.result.kept += 1
+            self.result.kept += counted
         else:
             doc[doc_fields.KEYWORDS] = item_keywords([], title, self.config.k_max)
-            self.result.title_only += 1
+            self.result.title_only += counted
         return doc
 
-    def actions(self, cluster: Cluster, source: str, target: str) -> Iterator[dict]:
-        for page in scan(cluster, source):
+    def actions(self, pages: Iterator[list[dict]], target: str) -> Iterator[dict]:
+        for page in pages:
             for hit in page:
                 doc = self.document(hit["_id"], hit["_source"])
                 if doc is not None:
                     yield {"_op_type": "index", "_index": target, "_id": hit["_id"], "_source": doc}
 
 
-def _copy(
-    cluster: Cluster, source: str, target: str, keywords: Mapping[str, Sequence[str]], config: SyncConfig,
-    meta: dict, result: SyncResult, progress: bool, notify: Notify,
-) -> list[BulkFailure]:
-    """Write the documents; raise the coverage refusal (target deleted) or return rejections."""
-    provenance = {
+def _provenance(meta: dict) -> dict:
+    return {
         doc_fields.ROUND: meta["round"],
         doc_fields.MODEL: meta["model"],
         doc_fields.UPDATED_AT: datetime.now(timezone.utc).isoformat(timespec="seconds"),
     }
-    copy = _Copy(keywords, config, provenance, result)
-    total = _count(cluster, source)
-    with tqdm(total=total, desc=f"sync -> {target}", unit="doc", disable=not progress, leave=False) as bar:
-        written = bulk_write(
-            cluster, copy.actions(cluster, source, target), chunk_size=config.chunk_size,
-            on_chunk=lambda chunk: bar.update(chunk.sent),
-        )
-    try:
-        _check_coverage(source, copy.seen, copy.missing, keywords, config, result, notify)
-    except InputError:
-        cluster.call(cluster.client.indices.delete, index=target)
-        raise
-    return written.failures
+
+
+def _rejected(cluster: Cluster, alias: str, source: str, target: str, failures: list[BulkFailure]) -> SyncRejected:
+    cluster.call(cluster.client.indices.delete, index=target)
+    return SyncRejected(
+        f"sync into {target} stopped before the alias swap: {len(failures)} document(s) rejected, "
+        f"first {failures[0]}; {alias} still points at {source}, {target} was deleted"
+    )
+
+
+class _OnlineCopy:
+    """The copy of a source that keeps changing: a first full pass, then catch-ups."""
+
+    def __init__(self, cluster: Cluster, alias: str, source: str, target: str, copy: _Copy, config: SyncConfig,
+                 progress: bool, on_chunk: Callable[[int], None] | None = None):
+        self.cluster, self.alias, self.source, self.target = cluster, alias, source, target
+        self.copy, self.config, self.progress = copy, config, progress
+        self.on_chunk = on_chunk
+        self.marks: changes.Marks = {}
+
+    def _write(self, pages: Iterator[list[dict]], total: int | None, label: str) -> int:
+        with tqdm(total=total, desc=f"{label} -> {self.target}", unit="doc", disable=not self.progress,
+                  leave=False) as bar:
+            def chunk_done(chunk) -> None:  # noqa: ANN001 - BulkResult
+                bar.update(chunk.sent)
+                if self.on_chunk is not None:
+                    self.on_chunk(chunk.sent)
+
+            written = bulk_write(self.cluster, self.copy.actions(pages, self.target),
+                                 chunk_size=self.config.chunk_size, on_chunk=chunk_done)
+        if written.failures:
+            raise _rejected(self.cluster, self.alias, self.source, self.target, written.failures)
+        return written.sent
+
+    def full_pass(self) -> None:
+        """Everything the source holds now; changes from here on are above `marks`."""
+        self.marks = changes.marks(self.cluster, self.source)
+        self.cluster.call(self.cluster.client.indices.refresh, index=self.source)
+        self._write(changes.as_of(self.cluster, self.source, self.marks), doc_count(self.cluster, self.source), "sync")
+
+    def catch_up(self, marks: changes.Marks | None = None) -> int:
+        """Copy what was indexed or updated since the last pass; the number of documents."""
+        since, self.marks = self.marks, marks or changes.marks(self.cluster, self.source)
+        self.cluster.call(self.cluster.client.indices.refresh, index=self.source)
+        self.copy.catching_up = True
+        sent = self._write(changes.changed_since(self.cluster, self.source, since), None, "catch-up")
+        self.copy.result.caught_up += sent
+        return sent
+
+    def drop_deleted(self) -> int:
+        """Remove from the target what the source no longer has."""
+        self.cluster.call(self.cluster.client.indices.refresh, index=self.target)
+        extra = changes.extra_ids(self.cluster, self.target, self.source)
+        if extra:
+            actions = ({"_op_type": "delete", "_index": self.target, "_id": doc_id} for doc_id in extra)
+            bulk_write(self.cluster, actions, chunk_size=self.config.chunk_size)
+            self.copy.result.deleted_documents += len(extra)
+        return len(extra)
 
 
 def _verified(cluster: Cluster, source: str, target: str) -> bool:
     """Every source document is in the target, each with keywords."""
     cluster.call(cluster.client.indices.put_settings, index=target, body={"index": {"refresh_interval": None}})
     cluster.call(cluster.client.indices.refresh, index=target)
-    expected = _count(cluster, source)
+    expected = doc_count(cluster, source)
     return (
-        _count(cluster, target) == expected
-        and _count(cluster, target, {"exists": {"field": doc_fields.KEYWORDS}}) == expected
+        doc_count(cluster, target) == expected
+        and doc_count(cluster, target, {"exists": {"field": doc_fields.KEYWORDS}}) == expected
     )
 
 
@@ -305,83 +370,75 @@ def sync_keywords(
     config: SyncConfig = SyncConfig(),
     progress: bool = True,
     notify: Notify = lambda message: None,
+    on_chunk: Callable[[int], None] | None = None,
 ) -> SyncResult:
     """Copy the alias's documents into a new version with these keywords, then swap.
 
-    `notify` receives progress notes meant for the user (the write block, ignored ids,
-    cut titles, deleted abandoned versions) as they happen.
+    `notify` receives progress notes meant for the user (the freeze, ignored ids, cut
+    titles, deleted abandoned versions, a lifted stale freeze) as they happen;
+    `on_chunk` sees the size of each bulk chunk written (benchmarks and tests pace a
+    concurrent writer with it).
     """
     started = time.perf_counter()
     keywords = clean_ids(keywords)
     if not keywords:
         raise InputError("no item keywords to sync")
-    source = alias_target(cluster, alias)
-    if source is None:
+    if alias_target(cluster, alias) is None:
         raise CogrError(f"alias {alias!r} does not exist: run `cogr-search index create --index {alias}` and ingest first")
-    _release_stale_block(cluster, source)
-    meta = {"state": "writing", "source": source, "round": round_, "model": model,
-            "fingerprint": keywords_fingerprint(keywords, config)}
-    served = sync_meta(cluster, source)
-    if served.get("fingerprint") == meta["fingerprint"] and served.get("round") == round_:
-        return SyncResult(
-            alias, source, served.get("source", source), round_, documents=_count(cluster, source),
-            with_keywords=_count(cluster, source, {"exists": {"field": doc_fields.ROUND}}), unchanged=True,
-            seconds=time.perf_counter() - started,
-        )
-    plan = _plan(cluster, alias, source, meta)
-    for name in plan.deleted:
-        notify(f"deleted abandoned version {name} (an interrupted or failed sync of other keywords)")
-    result = SyncResult(alias, "", source, round_, resumed=plan.target is not None, deleted_versions=plan.deleted)
-    set_write_block(cluster, source, True)
-    try:
-        notify(f"writes to {source} (behind alias {alias}) are blocked until the new version is swapped in")
-        target = _write(cluster, alias, source, keywords, config, meta, plan, result, progress, notify)
-        swap_alias(cluster, alias, target.name)
-        _set_sync_meta(cluster, target.name, {**meta, "state": "complete"})
-    finally:
-        _lift_block(cluster, source)
+    with SyncLease(cluster, alias, config.lease_s, notify) as lease:
+        source = alias_target(cluster, alias)
+        _release_stale_block(cluster, source)
+        meta = {"state": "writing", "source": source, "round": round_, "model": model,
+                "fingerprint": keywords_fingerprint(keywords, config)}
+        served = sync_meta(cluster, source)
+        if served.get("fingerprint") == meta["fingerprint"] and served.get("round") == round_:
+            return SyncResult(
+                alias, source, served.get("source", source), round_, documents=doc_count(cluster, source),
+                with_keywords=doc_count(cluster, source, {"exists": {"field": doc_fields.ROUND}}), unchanged=True,
+                seconds=time.perf_counter() - started,
+            )
+        plan = _plan(cluster, alias, source, meta)
+        for name in plan.deleted:
+            notify(f"deleted abandoned version {name} (an interrupted or failed sync of other keywords)")
+        result = SyncResult(alias, "", source, round_, resumed=plan.target is not None, deleted_versions=plan.deleted)
+        if title_pipeline.install(cluster, source):
+            notify(f"documents written to {alias} carry their title keyword ({title_pipeline.PIPELINE})")
+        target = plan.target or _fresh_target(cluster, alias, source, round_, meta)
+        copy = _Copy(keywords, config, _provenance(meta), result)
+        online = _OnlineCopy(cluster, alias, source, target.name, copy, config, progress, on_chunk)
+        lease.phase("copy")
+        online.full_pass()
+        lease.phase("catch-up")
+        for _ in range(config.catch_up_rounds):
+            if online.catch_up() <= config.freeze_below:
+                break
+        try:
+            _check_coverage(source, copy.seen, copy.missing, keywords, config, result, notify)
+        except InputError:
+            cluster.call(cluster.client.indices.delete, index=target.name)
+            raise
+        online.drop_deleted()
+        lease.check()
+        title_pipeline.install(cluster, target.name)
+        freeze_started = time.perf_counter()
+        notify(f"writes to {source} (behind alias {alias}) are refused for the final catch-up and the swap")
+        with lease.freeze(source):
+            online.catch_up(changes.wait_quiet(cluster, source))
+            if not _verified(cluster, source, target.name):
+                online.drop_deleted()
+                if not _verified(cluster, source, target.name):
+                    raise CogrError(f"sync into {target.name}: the copy does not match {source}; rerun the sync")
+            _set_sync_meta(cluster, target.name, {**meta, "state": "verified"})
+            lease.check()
+            swap_alias(cluster, alias, target.name)
+            _set_sync_meta(cluster, target.name, {**meta, "state": "complete"})
+        result.freeze_s = time.perf_counter() - freeze_started
     result.index = target.name
-    result.documents = _count(cluster, target.name)
+    result.documents = doc_count(cluster, target.name)
     if result.cut_titles:
         notify(f"{result.cut_titles} title(s) longer than the keyword term limit were cut for {doc_fields.KEYWORDS}")
     result.seconds = time.perf_counter() - started
     return result
-
-
-def _lift_block(cluster: Cluster, source: str) -> None:
-    try:
-        set_write_block(cluster, source, False)
-    except ClusterUnreachable:
-        pass  # the next sync of this alias lifts it (see _release_stale_block and the rerun)
-
-
-def _write(
-    cluster: Cluster, alias: str, source: str, keywords: Mapping[str, Sequence[str]], config: SyncConfig, meta: dict,
-    plan: _Plan, result: SyncResult, progress: bool, notify: Notify,
-) -> IndexVersion:
-    """A verified copy of `source` with the keywords: resumed, reused, or written afresh."""
-    if plan.target is not None and plan.state == "verified" and _verified(cluster, source, plan.target.name):
-        notify(f"{plan.target.name} was copied and verified before an interruption: swapping it in")
-        return plan.target
-    target = plan.target or _fresh_target(cluster, alias, source, result.round, meta)
-    for attempt in (1, 2):
-        failures = _copy(cluster, source, target.name, keywords, config, meta, result, progress, notify)
-        if failures:
-            cluster.call(cluster.client.indices.delete, index=target.name)
-            raise SyncRejected(
-                f"sync into {target.name} stopped before the alias swap: {len(failures)} document(s) rejected, "
-                f"first {failures[0]}; {alias} still points at {source}, {target.name} was deleted"
-            )
-        if _verified(cluster, source, target.name):
-            break
-        cluster.call(cluster.client.indices.delete, index=target.name)
-        if attempt == 2:
-            raise CogrError(f"sync into {target.name}: the copy does not match {source} after a fresh retry")
-        notify(f"resumed version {target.name} did not match {source}: copying into a fresh version")
-        result.with_keywords = result.kept = result.title_only = result.cut_titles = 0
-        target = _fresh_target(cluster, alias, source, result.round, meta)
-    _set_sync_meta(cluster, target.name, {**meta, "state": "verified"})
-    return target
 
 
 def prune_versions(cluster: Cluster, alias: str, keep: int) -> list[str]:

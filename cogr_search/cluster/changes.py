@@ -1,0 +1,89 @@
+"""What changed in an index since a point in time, from its shards' sequence numbers.
+
+An online sync copies a version while the application keeps writing to it, then copies
+again what changed meanwhile (DESIGN.md section 3). Every index, update (partial ones
+too) and delete gets the next sequence number of its shard, and `_seq_no` can be queried
+with a range in both engines, so "changed since" needs no field of our own in the
+documents and no clock: a *mark* is each shard's global checkpoint (every operation at
+or below it is processed on every copy of the shard, so a refresh makes it visible), and
+the changed documents are those above it. Deleted documents leave no hit; they are
+found by comparing ids (`extra_ids`).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+
+from cogr_search.cluster.bulk import scan
+from cogr_search.cluster.client import Cluster
+from cogr_search.errors import CogrError
+
+Marks = dict[int, int]
+"""Shard number -> the sequence number up to which that shard has been copied."""
+
+QUIET_WAIT_S = 30.0
+
+
+def _primary_seq_nos(cluster: Cluster, index: str) -> dict[int, dict]:
+    found = cluster.call(cluster.client.indices.stats, index=index, level="shards",
+                         filter_path=f"indices.{index}.shards.*.seq_no,indices.{index}.shards.*.routing.primary")
+    shards = found.get("indices", {}).get(index, {}).get("shards", {})
+    return {int(n): next(c["seq_no"] for c in copies if c.get("routing", {}).get("primary", True))
+            for n, copies in shards.items()}
+
+
+def marks(cluster: Cluster, index: str) -> Marks:
+    """Each shard's global checkpoint: everything at or below it can be read after a refresh."""
+    return {shard: int(seq["global_checkpoint"]) for shard, seq in _primary_seq_nos(cluster, index).items()}
+
+
+def wait_quiet(cluster: Cluster, index: str, timeout_s: float = QUIET_WAIT_S) -> Marks:
+    """Once writes are blocked: wait until no accepted write is still in flight (each shard's
+    checkpoint has reached its highest sequence number), and return those marks."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        seq_nos = _primary_seq_nos(cluster, index)
+        if all(int(s["global_checkpoint"]) >= int(s["max_seq_no"]) for s in seq_nos.values()):
+            return {shard: int(s["max_seq_no"]) for shard, s in seq_nos.items()}
+        if time.monotonic() > deadline:
+            raise CogrError(f"{index}: writes still in flight {timeout_s:g}s after the write block")
+        time.sleep(0.05)  # polling the shard checkpoints, not waiting for a guess
+
+
+def _by_shard(cluster: Cluster, index: str, marks: Marks, bound: str) -> Iterator[list[dict]]:
+    for shard, mark in sorted(marks.items()):
+        preference = f"_shards:{shard}" if len(marks) > 1 else None
+        yield from scan(cluster, index, {"range": {"_seq_no": {bound: mark}}}, preference=preference)
+
+
+def changed_since(cluster: Cluster, index: str, since: Marks) -> Iterator[list[dict]]:
+    """Pages of the documents written (indexed or updated) after `since`, shard by shard.
+
+    The caller refreshes `index` after taking the marks it will pass next time."""
+    return _by_shard(cluster, index, since, "gt")
+
+
+def as_of(cluster: Cluster, index: str, at: Marks) -> Iterator[list[dict]]:
+    """Pages of the documents last written at or before `at`: the index as it was then,
+    less what was updated or deleted since (a catch-up from `at` brings those)."""
+    return _by_shard(cluster, index, at, "lte")
+
+
+def _ids(cluster: Cluster, index: str) -> Iterator[str]:
+    for page in scan(cluster, index, source=False):
+        for hit in page:
+            yield hit["_id"]
+
+
+def extra_ids(cluster: Cluster, target: str, source: str) -> list[str]:
+    """Ids in `target` that `source` no longer has (deleted there), by merging two id-sorted scans."""
+    extra: list[str] = []
+    theirs = _ids(cluster, source)
+    current = next(theirs, None)
+    for doc_id in _ids(cluster, target):
+        while current is not None and current < doc_id:
+            current = next(theirs, None)
+        if current != doc_id:
+            extra.append(doc_id)
+    return extra

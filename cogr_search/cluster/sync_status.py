@@ -1,0 +1,41 @@
+"""`cogr-search sync --status`: what an alias serves and whether a sync holds it.
+
+Read-only except for one repair: a write freeze left by a sync whose lease is stale
+(expired, or its process on this host gone) is lifted, and the answer says so, so that
+looking at an alias is enough to give an application its writes back.
+"""
+
+from __future__ import annotations
+
+import time
+
+from cogr_search.cluster.client import Cluster
+from cogr_search.cluster.indices import alias_target, versions, write_blocked
+from cogr_search.cluster.sync import doc_count, sync_meta
+from cogr_search.cluster.sync_lease import Notify, lift_stale_freeze, read_holder
+from cogr_search.errors import CogrError
+
+
+def sync_status(cluster: Cluster, alias: str, notify: Notify = lambda message: None) -> dict:
+    """The alias's serving version, its versions (state, round, documents, blocked) and lease."""
+    serving = alias_target(cluster, alias)
+    if serving is None:
+        raise CogrError(f"alias {alias!r} does not exist")
+    holder = read_holder(cluster, alias)
+    lease = None
+    if holder is not None:
+        now = time.time()
+        stale = holder.stale_reason(now)
+        lifted = lift_stale_freeze(cluster, holder, stale, notify) if stale else None
+        lease = {
+            "host": holder.doc.get("host"), "pid": holder.doc.get("pid"), "phase": holder.doc.get("phase"),
+            "age_s": round(holder.age_s(now), 1), "expires_in_s": round(float(holder.doc.get("expires_at", 0)) - now, 1),
+            "stale": stale, "freeze": holder.doc.get("freeze"), "lifted_freeze_on": lifted,
+        }
+    listed = []
+    for version in versions(cluster, alias):
+        meta = sync_meta(cluster, version.name)
+        listed.append({"index": version.name, "round": version.round, "state": meta.get("state", "ingested"),
+                       "model": meta.get("model"), "documents": doc_count(cluster, version.name),
+                       "write_blocked": write_blocked(cluster, version.name), "serving": version.name == serving})
+    return {"alias": alias, "serving": serving, "sync": lease, "versions": listed}

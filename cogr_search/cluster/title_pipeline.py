@@ -1,0 +1,121 @@
+"""Every document carries its title keyword, however it was written (DESIGN.md section 3).
+
+cogr-search's own writers (ingest, sync) build `cogr_keywords` in Python. An application
+that indexes straight through the alias does not; without the title keyword such a
+document matches nothing, not even its own title. So every version gets this pipeline
+as its `index.final_pipeline` (final, so it runs after any default or request pipeline
+an operator set, such as the plugin's enrichment): when `cogr_keywords` is absent or
+empty it writes `[normalize(title)]`, and when `id` is absent it copies `_id`.
+
+The normalization is `keywords.normalize` ported to Painless (the same rules as the Java
+plugin's `KeywordNormalizer`, which Painless shares the JVM's Unicode tables with), cut
+to Lucene's term limit like `keywords.term`; tests compare it with Python on the shared
+vectors. Partial updates (`_update` with `doc`) do not run ingest pipelines in either
+engine, so a partial update that changes a title keeps the old title keyword until the
+next sync.
+
+A cluster without the `script` ingest processor (the local Elasticsearch node, which has
+no ingest-common module) cannot run it: `install` then says so and returns False.
+"""
+
+from __future__ import annotations
+
+from cogr_search.cluster import documents as doc_fields
+from cogr_search.cluster.client import Cluster
+from cogr_search.keywords import MAX_TERM_BYTES, WHITESPACE
+
+PIPELINE = "cogr-title-keyword-v1"
+SETTING = "index.final_pipeline"
+
+_PAINLESS = """
+boolean ws(String w, int cp) { return cp <= 65535 && w.indexOf(String.valueOf((char) cp)) >= 0; }
+boolean junk(String w, int cp) {
+  if (ws(w, cp)) { return true; }
+  int t = Character.getType(cp);
+  return t == Character.CONNECTOR_PUNCTUATION || t == Character.DASH_PUNCTUATION
+      || t == Character.START_PUNCTUATION || t == Character.END_PUNCTUATION
+      || t == Character.INITIAL_QUOTE_PUNCTUATION || t == Character.FINAL_QUOTE_PUNCTUATION
+      || t == Character.OTHER_PUNCTUATION || t == Character.OTHER_SYMBOL || t == Character.MODIFIER_SYMBOL;
+}
+String norm(String w, String text) {
+  String f = java.text.Normalizer.normalize(text, java.text.Normalizer.Form.NFKC).toLowerCase(Locale.ROOT);
+  List cps = new ArrayList();
+  int i = 0;
+  while (i < f.length()) {
+    int cp = f.codePointAt(i);
+    i += Character.charCount(cp);
+    int t = Character.getType(cp);
+    if ((t == Character.CONTROL || t == Character.FORMAT) && !ws(w, cp)) { continue; }
+    cps.add(cp);
+  }
+  int s = 0; int e = cps.size();
+  while (s < e && junk(w, (int) cps.get(s))) { s++; }
+  while (e > s && junk(w, (int) cps.get(e - 1))) { e--; }
+  StringBuilder out = new StringBuilder();
+  boolean inSpace = false;
+  for (int k = s; k < e; k++) {
+    int cp = (int) cps.get(k);
+    if (ws(w, cp)) { if (!inSpace) { out.append(' '); } inSpace = true; }
+    else { out.appendCodePoint(cp); inSpace = false; }
+  }
+  return out.toString();
+}
+int utf8(int cp) { return cp < 128 ? 1 : (cp < 2048 ? 2 : (cp < 65536 ? 3 : 4)); }
+String fit(String w, int max, String kw) {
+  if (kw.length() * 4 <= max) { return kw; }
+  int bytes = 0; int i = 0;
+  while (i < kw.length()) {
+    int cp = kw.codePointAt(i);
+    if (bytes + utf8(cp) > max) { return norm(w, kw.substring(0, i)); }
+    bytes += utf8(cp);
+    i += Character.charCount(cp);
+  }
+  return kw;
+}
+if (ctx[params.id] == null && ctx._id != null) { ctx[params.id] = ctx._id; }
+def kws = ctx[params.keywords];
+if (kws == null || (kws instanceof List && kws.isEmpty()) || kws == '') {
+  def title = ctx[params.title];
+  String kw = title == null ? '' : fit(params.ws, params.max_bytes, norm(params.ws, title.toString()));
+  ctx[params.keywords] = kw.isEmpty() ? new ArrayList() : [kw];
+}
+"""
+
+
+def pipeline_body() -> dict:
+    """The pipeline's definition: one Painless script with the field names as parameters."""
+    params = {"ws": WHITESPACE, "max_bytes": MAX_TERM_BYTES, "id": doc_fields.ID, "title": doc_fields.TITLE,
+              "keywords": doc_fields.KEYWORDS}
+    return {
+        "description": "cogr-search: the title keyword (and id) for documents written without them",
+        "processors": [{"script": {"lang": "painless", "source": _PAINLESS, "params": params}}],
+    }
+
+
+def can_run(cluster: Cluster) -> bool:
+    """Whether every ingest node of the cluster has the `script` processor."""
+    found = cluster.call(cluster.client.nodes.info, node_id="_all", metric="ingest",
+                         filter_path="nodes.*.ingest.processors.type")
+    nodes = found.get("nodes", {})
+    return bool(nodes) and all(
+        any(p.get("type") == "script" for p in node.get("ingest", {}).get("processors", [])) for node in nodes.values()
+    )
+
+
+def install(cluster: Cluster, index: str | None = None) -> bool:
+    """Put the pipeline (idempotent) and, with `index`, make it that index's final pipeline.
+
+    False (and nothing changed) where the cluster cannot run Painless ingest scripts."""
+    if not can_run(cluster):
+        return False
+    cluster.call(cluster.client.ingest.put_pipeline, id=PIPELINE, body=pipeline_body())
+    if index is not None:
+        cluster.call(cluster.client.indices.put_settings, index=index, body={SETTING: PIPELINE})
+    return True
+
+
+def simulate(cluster: Cluster, titles: list[str]) -> list[list[str]]:
+    """What the pipeline writes for documents with these titles (for tests and `sync --status`)."""
+    docs = [{"_id": f"d{n}", "_source": {doc_fields.TITLE: title}} for n, title in enumerate(titles)]
+    found = cluster.call(cluster.client.ingest.simulate, body={"pipeline": pipeline_body(), "docs": docs})
+    return [doc["doc"]["_source"].get(doc_fields.KEYWORDS, []) for doc in found["docs"]]
