@@ -115,7 +115,7 @@ def _cluster(settings: Settings, echo: Echo):
 def _phase1(options: DemoOptions, data: Path, cluster, echo: Echo):
     from cogr_search.generators.model_cache import ensure_default_model
     from cogr_search.cluster.context import run_context_source
-    from cogr_search.training.config import GenerationConfig, Phase1Config, SFTConfig
+    from cogr_search.runs.config import GenerationConfig, Phase1Config, SFTConfig
     from cogr_search.training.phase1 import run_phase1
     from cogr_search.runs.run_dir import RunDir
 
@@ -141,12 +141,12 @@ def _phase1(options: DemoOptions, data: Path, cluster, echo: Echo):
         ),
     )
     run = RunDir.create(options.run, options.runs_dir)
-    run_phase1(config, run, echo=echo, context_source=run_context_source(config.to_json(), cluster, None))
+    run_phase1(config, run, echo=echo, context_source=run_context_source(config, cluster, None))
     return run
 
 
 def _phase2(options: DemoOptions, run, syncer, echo: Echo) -> list[dict]:
-    from cogr_search.training.config import GenerationConfig, GRPOSideConfig, Phase2Config
+    from cogr_search.runs.config import GenerationConfig, GRPOSideConfig, Phase2Config
     from cogr_search.training.phase2 import run_phase2
 
     def side(steps: int) -> GRPOSideConfig:
@@ -187,7 +187,7 @@ def run_demo(settings: Settings, options: DemoOptions, echo: Echo) -> DemoResult
     run = _phase1(options, data, cluster, echo)
     # a capped demo (max_items) writes keywords for part of the catalog: the rest keep their titles
     syncer = run_round_syncer(cluster, options.index)
-    echo(_sync_line(options.index, syncer(0, run.item_keywords_path(0), run.model_tag(0))))
+    echo(_sync_line(options.index, syncer(run, 0)))
     split = split_of_run(dataset, str(run.root))  # the queries Phase 1 held out, from split.json
     cogr_sft = evaluate_cogr(cluster, options.index, split, run.query_keywords_path(0))
     cogr_sft["method"] = "cogr-sft"

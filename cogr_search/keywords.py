@@ -26,6 +26,10 @@ import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+NORMALIZATION_VERSION = "1"
+"""Bumped with any change to `normalize` (and its Java and Painless ports): a run records
+the version it trained with, and serving refuses a run of another version."""
+
 DEFAULT_K_MAX = 30
 """Keyword-set budget K_max (paper Section 3.3): larger sets are *oversized*."""
 

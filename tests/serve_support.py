@@ -24,11 +24,11 @@ from tests.conftest import REPO_ROOT
 __all__ = ["ServiceProcess", "http", "make_base_run", "subprocess_env"]
 
 
-def make_base_run(runs_dir: Path, name: str = "serve-test", max_new_tokens: int = 12) -> RunDir:
+def make_base_run(runs_dir: Path, name: str = "serve-test", max_new_tokens: int = 12, k_max: int = 30) -> RunDir:
     """A complete round-0 run whose query and item generators are the base model."""
     model = ensure_default_model()
     run = RunDir.create(name, runs_dir)
-    run.write_config({"item_keywords": 10, "query_top_n": 15, "k_max": 30,
+    run.write_config({"data": "", "model": str(model), "item_keywords": 10, "query_top_n": 15, "k_max": k_max,
                       "generation": {"max_new_tokens": max_new_tokens, "dtype": "auto"}})
     load_prompts().save(run.prompts_path)
     digest = weights_digest(model)

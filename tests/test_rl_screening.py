@@ -11,7 +11,7 @@ import pytest
 
 from cogr_search.generators.model_cache import ensure_default_model
 from cogr_search.shadow import ItemIndex, QueryView
-from cogr_search.training.config import GenerationConfig, GRPOSideConfig
+from cogr_search.runs.config import GenerationConfig, GRPOSideConfig
 from cogr_search.training.rewards import QueryF1Reward
 from cogr_search.training.screening import rollout_params, screen_rows, varied_groups
 

@@ -9,7 +9,7 @@ import pytest
 
 from cogr_search.data import load_dataset, sample_catalog_path
 from cogr_search.errors import CogrError, InputError
-from cogr_search.training.config import Phase1Config, config_differences
+from cogr_search.runs.config import Phase1Config, config_differences
 from cogr_search.training.phase1 import _prepare, select_split
 from cogr_search.runs.run_dir import RunDir, resolve_run_path, weights_digest
 

@@ -10,7 +10,7 @@ from transformers import TrainerCallback
 
 from cogr_search.generators.model_cache import ensure_default_model
 from cogr_search.generators.prompts import assistant_text, load_prompts
-from cogr_search.training.config import SFTConfig
+from cogr_search.runs.config import SFTConfig
 from cogr_search.training.sft import SFTExample, train_sft
 
 pytestmark = pytest.mark.model

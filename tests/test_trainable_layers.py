@@ -12,7 +12,7 @@ import torch
 from cogr_search.cli.train_cmds import rl_config_from
 from cogr_search.generators.model_cache import ensure_default_model
 from cogr_search.training.checkpoints import freeze_lower_layers, lora_config
-from cogr_search.training.config import GRPOSideConfig
+from cogr_search.runs.config import GRPOSideConfig
 
 pytestmark = pytest.mark.model
 

@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 from cogr_search.generators.threads import configure_torch_threads
-from cogr_search.training.config import GRPOSideConfig, Phase2Config
+from cogr_search.runs.config import GRPOSideConfig, Phase2Config
 from cogr_search.runs.run_dir import RunDir
 
 

@@ -91,7 +91,7 @@ class _SearchClient:
 
 def _query_texts(run: RunDir, data: Path | None, limit: int) -> tuple[list[str], str]:
     """Query texts from --data, else the run's own dataset, else the sample catalog."""
-    source = data or Path(str(run.read_config().get("data") or sample_catalog_path()))
+    source = data or Path(run.config().data or sample_catalog_path())
     if not source.exists():
         source = sample_catalog_path()
     texts = list(dict.fromkeys(q.text for q in load_dataset(source).queries.values() if q.text.strip()))

@@ -139,7 +139,7 @@ def rl_bench(run_name: str, runs_dir: Path | None, steps: int, num_generations: 
     import sys
 
     from cogr_search.bench import rl
-    from cogr_search.training.config import GRPOSideConfig
+    from cogr_search.runs.config import GRPOSideConfig
 
     config = GRPOSideConfig(
         learning_rate=1e-5, num_generations=num_generations, prompts_per_step=prompts_per_step,

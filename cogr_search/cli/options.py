@@ -65,7 +65,7 @@ def live_context(run: object, index: str | None, opensearch_url: str | None = No
     from cogr_search.cluster.client import connect
     from cogr_search.cluster.context import run_context_source
 
-    config = run.read_config()  # type: ignore[attr-defined]
-    if not config.get("query_context"):
+    config = run.config()  # type: ignore[attr-defined]
+    if not config.query_context:
         return None
     return run_context_source(config, connect(settings_from(opensearch_url=opensearch_url)), index)

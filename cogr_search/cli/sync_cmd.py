@@ -9,7 +9,8 @@ from typing import get_args
 import click
 
 from cogr_search.cli.options import config_option, emit_json, json_output, opensearch_url, runs_dir, settings_from
-from cogr_search.errors import CogrError
+from cogr_search.errors import CogrError, InputError
+from cogr_search.keywords import DEFAULT_K_MAX
 from cogr_search.runs.keyword_files import read_keyword_file
 from cogr_search.cluster.client import connect
 from cogr_search.cluster.sync import Missing, SyncConfig, prune_versions, sync_keywords
@@ -35,7 +36,8 @@ def _notify(message: str) -> None:
 @runs_dir
 @config_option(SyncConfig, "missing", type=click.Choice(get_args(Missing)))
 @config_option(SyncConfig, "keep", type=click.IntRange(min=1))
-@config_option(SyncConfig, "k_max", type=click.IntRange(min=1))
+@click.option("--k-max", type=click.IntRange(min=1), default=None,
+              help=f"Keywords per item kept [default: the run's k_max; {DEFAULT_K_MAX} for --item-keywords].")
 @config_option(SyncConfig, "unknown_tolerance", type=click.FloatRange(0, 1))
 @config_option(SyncConfig, "chunk_size", type=click.IntRange(1, 10_000))
 @config_option(SyncConfig, "lease_s", type=click.FloatRange(min=1))
@@ -44,7 +46,7 @@ def _notify(message: str) -> None:
 @opensearch_url
 @json_output
 def sync(alias: str, show_status: bool, run_name: str | None, round_: int | None, item_keywords: Path | None,
-         runs_dir: Path | None, missing: str, keep: int, k_max: int, unknown_tolerance: float, chunk_size: int,
+         runs_dir: Path | None, missing: str, keep: int, k_max: int | None, unknown_tolerance: float, chunk_size: int,
          lease_s: float, catch_up_rounds: int, freeze_below: int, opensearch_url: str | None, as_json: bool) -> None:
     """Write item keywords as a new version `<alias>-r<round>-<n>` and swap the alias to it.
 
@@ -58,28 +60,33 @@ def sync(alias: str, show_status: bool, run_name: str | None, round_: int | None
         return
     if (run_name is None) == (item_keywords is None):
         raise click.UsageError("give either --run RUN [--round R] or --item-keywords FILE")
-    config = SyncConfig(missing=missing, keep=keep, k_max=k_max, unknown_tolerance=unknown_tolerance,
-                        chunk_size=chunk_size, lease_s=lease_s, catch_up_rounds=catch_up_rounds,
-                        freeze_below=freeze_below)
     if item_keywords is not None:
         keywords = read_keyword_file(item_keywords)
         round_ = 0 if round_ is None else round_
         model = _file_model_name(item_keywords)
+        k_max = k_max or DEFAULT_K_MAX
     else:
         from cogr_search.runs.run_dir import RunDir
 
         run = RunDir.open(run_name, runs_dir)
-        round_ = run.require_round(round_)
+        spec = run.serving_spec(round_)
+        round_, model = spec.round, spec.item_model
+        if k_max is not None and k_max != spec.k_max:
+            raise InputError(f"--k-max {k_max}: run {run.name!r} was trained with k_max {spec.k_max}, and its "
+                             f"documents must be built the same way (leave --k-max out)")
+        k_max = spec.k_max
         path = run.item_keywords_path(round_)
         if not path.exists():
             raise CogrError(f"run {run_name!r} has no item keywords for round {round_} ({path})")
         keywords = read_keyword_file(path)
-        model = run.model_tag(round_)
+    config = SyncConfig(missing=missing, keep=keep, k_max=k_max, unknown_tolerance=unknown_tolerance,
+                        chunk_size=chunk_size, lease_s=lease_s, catch_up_rounds=catch_up_rounds,
+                        freeze_below=freeze_below)
     cluster = connect(settings_from(opensearch_url=opensearch_url))
     result = sync_keywords(cluster, alias, keywords, round_, model, config, progress=not as_json, notify=_notify)
     pruned = [] if result.unchanged else prune_versions(cluster, alias, keep)
     if as_json:
-        emit_json({**result.as_dict(), "pruned": pruned})
+        emit_json({**result.as_dict(), "k_max": config.k_max, "pruned": pruned})
         return
     if result.unchanged:
         click.echo(f"{result.alias} -> {result.index} already serves these keywords (round {round_}); nothing to do")

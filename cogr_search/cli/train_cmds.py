@@ -78,7 +78,7 @@ def sft(data: Path, run_name: str, runs_dir: Path | None, model: str | None, rel
 
     from cogr_search.errors import InputError
     from cogr_search.generators.model_cache import resolve_model
-    from cogr_search.training.config import GenerationConfig, Phase1Config, SFTConfig
+    from cogr_search.runs.config import GenerationConfig, Phase1Config, SFTConfig
     from cogr_search.training.phase1 import run_phase1
     from cogr_search.runs.run_dir import RunDir
 
@@ -118,7 +118,7 @@ def sft(data: Path, run_name: str, runs_dir: Path | None, model: str | None, rel
         from cogr_search.cluster.client import connect
         from cogr_search.cluster.context import run_context_source
 
-        source = run_context_source(config.to_json(), connect(settings_from(opensearch_url=opensearch_url)), None)
+        source = run_context_source(config, connect(settings_from(opensearch_url=opensearch_url)), None)
     run = RunDir.create(run_name, runs_dir)
     if as_json:
         # trainers and tokenizers print progress to stdout; --json promises one object there
@@ -151,7 +151,7 @@ def _summary(info: dict) -> str:
 
 def _rl_default(path: str) -> object:
     """The `Phase2Config` default of a dotted field, for help texts."""
-    from cogr_search.training.config import Phase2Config
+    from cogr_search.runs.config import Phase2Config
 
     node: object = Phase2Config()
     for part in path.split("."):
@@ -203,7 +203,7 @@ def rl_config_from(base: dict, flags: dict) -> object:
     from pydantic import ValidationError
 
     from cogr_search.errors import InputError
-    from cogr_search.training.config import Phase2Config
+    from cogr_search.runs.config import Phase2Config
 
     doc = json.loads(json.dumps(base))
     for name, value in flags.items():
@@ -226,7 +226,7 @@ def rl_config_from(base: dict, flags: dict) -> object:
 def _rl_base(run: RunDir, config_file: Path | None) -> dict:
     """The config the flags are laid over: `--config FILE`, else the run's own saved
     config (so that resuming needs no flags again), else `Phase2Config`'s defaults."""
-    from cogr_search.training.config import Phase2Config
+    from cogr_search.runs.config import Phase2Config
     from cogr_search.training.phase2 import RL_CONFIG_FILE
     from cogr_search.runs.run_dir import read_json
 

@@ -8,6 +8,7 @@ first for it. One `_msearch` per batch of queries.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Protocol
 
 from cogr_search.generators.query_context import ContextSource, context_size
 from cogr_search.cluster.client import Cluster
@@ -33,13 +34,20 @@ def bm25_titles(cluster: Cluster, index: str, k: int, batch_size: int = DEFAULT_
     return titles
 
 
-def run_context_source(run_config: dict, cluster: Cluster, index: str | None) -> ContextSource | None:
+class ContextSettings(Protocol):
+    """Where a run's search results come from: its config, or its serving spec."""
+
+    query_context: str | None
+    context_index: str | None
+
+
+def run_context_source(run: ContextSettings, cluster: Cluster, index: str | None) -> ContextSource | None:
     """The live source a run trained with `query_context` needs for new queries;
     `index` overrides the catalog index the run recorded. `None` for runs without it."""
-    k = context_size(run_config.get("query_context"))
+    k = context_size(run.query_context)
     if k is None:
         return None
-    index = index or run_config.get("context_index")
+    index = index or run.context_index
     if not index:
         return None
     return bm25_titles(cluster, index, k)

@@ -68,10 +68,11 @@ def _current_models(cluster: Cluster, index: str, ids: Sequence[str]) -> dict[st
     return {doc["_id"]: doc.get("_source", {}).get(doc_fields.MODEL) for doc in response["docs"] if doc.get("found")}
 
 
-def _update_actions(index: str, items: Sequence[ItemLike], keywords: Sequence[list[str]], provenance: dict) -> list[dict]:
+def _update_actions(index: str, items: Sequence[ItemLike], keywords: Sequence[list[str]], provenance: dict,
+                    k_max: int) -> list[dict]:
     return [
         {"_op_type": "update", "_index": index, "_id": item.id,
-         "doc": {doc_fields.KEYWORDS: doc_fields.item_keywords(kws, item.title), **provenance}}
+         "doc": {doc_fields.KEYWORDS: doc_fields.item_keywords(kws, item.title, k_max), **provenance}}
         for item, kws in zip(items, keywords)
     ]
 
@@ -110,7 +111,7 @@ def enrich_index(
             if todo:
                 keywords = expander.expand_items(todo)
                 report.generated += len(todo)
-                _write(cluster, _update_actions(index, todo, keywords, provenance), report)
+                _write(cluster, _update_actions(index, todo, keywords, provenance, expander.k_max), report)
             bar.update(len(batch))
     finally:
         bar.close()

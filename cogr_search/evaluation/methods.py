@@ -131,7 +131,8 @@ def evaluate_cogr_run(
     from cogr_search.runs.run_dir import RunDir
 
     # a run trained with search results in the prompt gets them from the evaluated catalog
-    context = run_context_source(RunDir.open(run, runs_dir).read_config(), cluster, alias)
+    spec = RunDir.open(run, runs_dir).serving_spec(round_)
+    context = run_context_source(spec, cluster, alias)
     generated = query_keywords_from_run(run, split.evaluate.queries, cache_dir, round_, runs_dir, progress=progress,
                                         context=context)
     settings = {
@@ -143,4 +144,5 @@ def evaluate_cogr_run(
         "query_keywords_reused": generated.reused,
         "query_generation_seconds": round(generated.seconds, 3),
     }
-    return evaluate_cogr(cluster, alias, split, generated.path, backend, depth, batch_size, progress, settings)
+    return evaluate_cogr(cluster, alias, split, generated.path, backend, depth, batch_size, progress, settings,
+                         k_max=spec.k_max)

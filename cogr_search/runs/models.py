@@ -11,7 +11,6 @@ from cogr_search.generators.backend import load_backend
 from cogr_search.generators.keyword_generator import KeywordGenerator
 from cogr_search.generators.prompts import load_prompts
 from cogr_search.generators.query_context import ContextSource
-from cogr_search.keywords import DEFAULT_K_MAX
 from cogr_search.runs.run_dir import RunDir
 
 
@@ -32,14 +31,13 @@ def open_generator(
     folder = run.checkpoint_path(round_, side)
     if not folder.is_dir():
         raise CogrError(f"run {run.name!r}: round {round_} has no {side} checkpoint ({folder})")
-    config = run.read_config()
-    budget = config.get("query_top_n", 15) if side == "query" else config.get("item_keywords", 10)
+    config = run.config()
     generator = KeywordGenerator(
         load_backend(folder, backend, dtype=dtype),
         load_prompts(run.prompts_path),
         side,
-        max_keywords=int(budget),
-        k_max=int(config.get("k_max", DEFAULT_K_MAX)),
+        max_keywords=config.query_top_n if side == "query" else config.item_keywords,
+        k_max=config.k_max,
         context=run.stored_context(context) if side == "query" else None,
     )
     return generator, round_

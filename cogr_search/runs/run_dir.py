@@ -35,6 +35,8 @@ from pathlib import Path
 
 from cogr_search.atomic import atomic_open
 from cogr_search.errors import CogrError, InputError
+from cogr_search.runs.config import Phase1Config
+from cogr_search.runs.serving import ServingSpec
 
 DEFAULT_RUNS_DIR = Path("runs")
 MANIFEST_FORMAT = 1
@@ -135,7 +137,7 @@ class RunDir:
         trained without search results in the query prompt."""
         from cogr_search.generators.query_context import StoredContext, context_size, read_context_file
 
-        if context_size(self.read_config().get("query_context")) is None:
+        if context_size(self.config().query_context) is None:
             return None
         return StoredContext(read_context_file(self.query_context_path), fallback, where=f"run {self.name!r}")
 
@@ -224,7 +226,24 @@ class RunDir:
 
     # -- config ----------------------------------------------------------------------
     def read_config(self) -> dict:
+        """The raw document; `config()` is the typed view every reader should use."""
         return read_json(self.config_path)
+
+    def config(self) -> Phase1Config:
+        """The run's configuration as trained (validated; one line naming the file if not)."""
+        return Phase1Config.from_json(self.read_config(), origin=str(self.config_path))
+
+    def serving_spec(self, round_: int | None = None) -> ServingSpec:
+        """The matching settings of `round_` (default: the latest complete one), for every
+        consumer of the run: the served index must be the shadow index that trained it."""
+        round_ = self.require_round(round_)
+        config = self.config()
+        return ServingSpec(
+            run=self.name, round=round_, k_max=config.k_max, normalization=config.normalization,
+            prompts_version=config.prompts_version, query_context=config.query_context,
+            context_index=config.context_index, item_model=self.model_tag(round_, "item"),
+            query_model=self.model_tag(round_, "query"),
+        )
 
     def write_config(self, config: dict) -> None:
         atomic_write_json(self.config_path, config)

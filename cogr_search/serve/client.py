@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from cogr_search.errors import CogrError, InputError
-from cogr_search.keywords import DEFAULT_K_MAX, representation
+from cogr_search.keywords import representation
 from cogr_search.cluster.engines import API_ERRORS, NOT_FOUND, Engine, status_of
 from cogr_search.cluster.query import KEYWORD_FIELD, keyword_query
 from cogr_search.serve.cache import MISSING, LRUCache
@@ -67,12 +67,12 @@ class CogrSearch:
         *,
         index: str | None = None,
         cache_size: int = 1024,
-        k_max: int = DEFAULT_K_MAX,
+        k_max: int | None = None,
     ) -> None:
         self.client = client
         self.expander = expander
         self.index = index
-        self.k_max = k_max
+        self.k_max = k_max or expander.k_max  # the run's, unless the caller insists
         self.cache: LRUCache[list[str]] = LRUCache(cache_size)
 
     @classmethod

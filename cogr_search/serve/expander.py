@@ -23,11 +23,15 @@ from cogr_search.cluster.documents import ItemLike
 
 
 class Expander(Protocol):
-    """Turns texts (queries) or items into keyword sets, in input order."""
+    """Turns texts (queries) or items into keyword sets, in input order.
+
+    `k_max` is the run's (its serving spec's): sets are cut to it, and whoever builds a
+    query or a document from them cuts the same way."""
 
     run: str
     round: int
     model: str
+    k_max: int
 
     def expand_queries(self, texts: Sequence[str]) -> list[list[str]]: ...
 
@@ -63,17 +67,13 @@ class RunExpander:
         from cogr_search.runs.models import open_generator
 
         run_dir = RunDir.open(run, runs_dir)
-        self.round = run_dir.require_round(round_)
-        self.run = run_dir.name
-        self.model = run_dir.model_tag(self.round)
-        generation = run_dir.read_config().get("generation", {})
-        budget = max_new_tokens or generation.get("max_new_tokens")  # the run's own budget by default
-        changes: dict[str, object] = {"seed": seed}
-        if budget:
-            changes["max_new_tokens"] = int(budget)
-        self.params = preset(sampling, **changes)
+        self.spec = run_dir.serving_spec(round_)
+        self.round, self.run, self.model, self.k_max = self.spec.round, self.spec.run, self.spec.item_model, self.spec.k_max
+        generation = run_dir.config().generation
+        # the run's own generation budget unless the caller sets one
+        self.params = preset(sampling, seed=seed, max_new_tokens=max_new_tokens or generation.max_new_tokens)
         self.batch_size = batch_size
-        dtype = str(generation.get("dtype", "auto"))
+        dtype = generation.dtype
         self._generators = {
             side: open_generator(run_dir, side, self.round, backend=backend, dtype=dtype, context=context)[0]
             for side in sides
@@ -86,7 +86,7 @@ class RunExpander:
             raise CogrError(f"run {self.run!r}: the {side} generator is not loaded (sides={sorted(self._generators)})")
         with self._lock:
             parsed = generator.generate(values, self.params, batch_size=self.batch_size)
-        return [p.keywords[: generator.k_max] for p in parsed]
+        return [p.keywords[: self.k_max] for p in parsed]
 
     def expand_queries(self, texts: Sequence[str]) -> list[list[str]]:
         return self._generate("query", texts)
@@ -110,6 +110,7 @@ class ServiceExpander:
         self.run = str(health["run"])
         self.round = int(health["round"])
         self.model = str(health["model"])
+        self.k_max = int(health["k_max"])
 
     def _call(self, method: str, path: str, payload: dict | None = None) -> dict:
         data = None if payload is None else json.dumps(payload).encode()

@@ -80,12 +80,20 @@ class ExpansionService:
             "status": "ok",
             "model_loaded": self.query is not None,
             **self.identity(),
+            "k_max": self.expander.k_max,
+            "spec": _spec(self.expander),
             "cache": {side: b.cache.stats() for side, b in batchers.items() if b is not None},
             "counters": {side: b.counters.as_dict() for side, b in batchers.items() if b is not None},
             "in_flight": {side: b.in_flight for side, b in batchers.items() if b is not None},
             "limits": self.limits.as_dict(),
             "config": self.config.__dict__,
         }
+
+
+def _spec(expander: Expander) -> dict | None:
+    """The run's serving spec, where the expander holds one (a run loaded here)."""
+    spec = getattr(expander, "spec", None)
+    return spec.model_dump() if spec is not None else None
 
 
 def _query_key(text: str) -> str:

@@ -28,7 +28,7 @@ from cogr_search.training.checkpoints import (
     trainer_io_args,
     work_dir_for,
 )
-from cogr_search.training.config import GRPOSideConfig
+from cogr_search.runs.config import GRPOSideConfig
 
 
 @dataclass

@@ -32,7 +32,7 @@ from cogr_search.generators.batch_generate import generate_with_model, item_requ
 from cogr_search.generators.prompts import PromptSet, assistant_text, load_prompts
 from cogr_search.generators.query_context import ContextSource, context_size, write_context_file
 from cogr_search.runs.keyword_files import read_keyword_file, write_keyword_file
-from cogr_search.training.config import RESUMABLE_CHANGES, Phase1Config, config_differences
+from cogr_search.runs.config import RESUMABLE_CHANGES, Phase1Config, config_differences
 from cogr_search.runs.run_dir import RunDir, atomic_write_json, read_json, weights_digest
 from cogr_search.training.sft_targets import query_targets
 
@@ -123,7 +123,7 @@ def _prepare(run: RunDir, config: Phase1Config) -> PromptSet:
     the run is continued with the same settings and return the run's own prompts."""
     if run.config_path.exists():
         # validated first: fields added since the run started count at their defaults
-        old = Phase1Config.from_json(run.read_config(), origin=str(run.config_path)).to_json()
+        old = run.config().to_json()
         new = config.to_json()
         if not new["prompts_version"]:  # "whatever the run has": only the stored one is known
             new["prompts_version"] = old.get("prompts_version", "")

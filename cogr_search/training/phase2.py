@@ -41,7 +41,7 @@ from cogr_search.runs.keyword_files import read_keyword_file
 from cogr_search.metrics import f1
 from cogr_search.shadow.index import ItemIndex
 from cogr_search.shadow.query_view import QueryView
-from cogr_search.training.config import (
+from cogr_search.runs.config import (
     RL_RESUMABLE_CHANGES,
     GRPOSideConfig,
     Phase1Config,
@@ -53,7 +53,8 @@ from cogr_search.training.rewards import ItemMarginalReward, QueryF1Reward
 from cogr_search.training.screening import screen_rows
 from cogr_search.runs.run_dir import RunDir, atomic_write_json, read_json, weights_digest
 
-Syncer = Callable[[int, Path, str], dict]
+Syncer = Callable[[RunDir, int], dict]
+"""Publishes a finished round (`cluster.sync.run_round_syncer`): the run and the round."""
 """(round, item keyword file, model tag) -> what the sync did; see `opensearch.sync`."""
 
 RL_CONFIG_FILE = "rl_config.json"
@@ -152,7 +153,7 @@ def open_context(
     callbacks: Sequence[object] = (),
 ) -> _Context:
     """Everything a Phase 2 step reads: the run's Phase 1 config, data, split, prompts."""
-    phase1 = Phase1Config.from_json(run.read_config(), origin=str(run.config_path))
+    phase1 = run.config()
     dataset = load_dataset(Path(phase1.data), phase1.relevance_threshold)
     return _Context(config, phase1, run, load_prompts(run.prompts_path), dataset, read_json(run.split_path),
                     progress, echo, syncer, callbacks)
@@ -357,7 +358,7 @@ def _step_round(ctx: _Context, round_: int) -> dict:
 
 def _step_sync(ctx: _Context, round_: int) -> dict:
     assert ctx.syncer is not None
-    return ctx.syncer(round_, ctx.run.item_keywords_path(round_), ctx.run.model_tag(round_))
+    return ctx.syncer(ctx.run, round_)
 
 
 _ACTIONS: dict[str, Callable[[_Context, int], dict]] = {

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from cogr_search.errors import CogrError
 from cogr_search.generators.backend import SamplingParams, load_backend
-from cogr_search.training.config import GenerationConfig, GRPOSideConfig
+from cogr_search.runs.config import GenerationConfig, GRPOSideConfig
 from cogr_search.runs.run_dir import atomic_write_json, read_json
 
 SCREEN_FORMAT = 1

@@ -28,7 +28,7 @@ from cogr_search.training.checkpoints import (
     trainer_io_args,
     work_dir_for,
 )
-from cogr_search.training.config import SFTConfig
+from cogr_search.runs.config import SFTConfig
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from cogr_search.errors import InputError
+from cogr_search.keywords import DEFAULT_K_MAX, NORMALIZATION_VERSION
 
 LORA_LAYERS_HELP = "With lora: adapters in the top N decoder blocks only (0: every block); a CPU cap like train_layers."
 # Fields a resumed run may change: they affect speed, not what is produced.
@@ -83,7 +84,10 @@ class Phase1Config(_Document):
     prompts_version: str = ""
     item_keywords: int = Field(default=10, ge=1, description="M: keywords per item from the base model.")
     query_top_n: int = Field(default=15, ge=1, description="N: pooled keywords per training query.")
-    k_max: int = Field(default=30, ge=1)
+    k_max: int = Field(default=DEFAULT_K_MAX, ge=1, description="Keyword-set budget: larger sets are oversized.")
+    normalization: str = Field(
+        default=NORMALIZATION_VERSION, description="Version of keyword normalization the run trained with."
+    )
     max_items: int | None = Field(default=None, ge=1)
     max_queries: int | None = Field(default=None, ge=1)
     val_fraction: float = Field(default=0.1, ge=0, lt=1, description="Queries held out (0: train on all).")
