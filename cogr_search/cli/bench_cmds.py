@@ -50,13 +50,19 @@ def ingest_bench(data: Path, port: int | None, heap: str, max_items: int | None,
 @heap_option
 @max_items_option
 @config_option(SyncConfig, "chunk_size", type=click.IntRange(1, 10_000))
+@click.option("--copies", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Ingest the catalog N times (the same items under new ids), to see what grows with its size.")
+@click.option("--write-rate", type=click.FloatRange(min=0), default=20.0, show_default=True,
+              help="Writes a second through the alias during each sync (index, overwrite, delete in turn; 0: none).")
+@click.option("--raw/--no-raw", default=True, show_default=True, help="Also time raw _bulk of the same documents.")
 @json_output
-def sync_bench(data: Path, port: int | None, heap: str, max_items: int | None, chunk_size: int, as_json: bool) -> None:
-    """Sync DATA's catalog with n-gram keywords on a fresh node, next to raw _bulk of the same documents."""
+def sync_bench(data: Path, port: int | None, heap: str, max_items: int | None, chunk_size: int, copies: int,
+               write_rate: float, raw: bool, as_json: bool) -> None:
+    """Sync DATA's catalog on a fresh node while an app writes: sync_s, freeze_s, and raw _bulk for scale."""
     from cogr_search.bench import sync
 
     result = sync.run(data, settings_from(), port=port, heap=heap, max_items=max_items,
-                      config=SyncConfig(chunk_size=chunk_size))
+                      config=SyncConfig(chunk_size=chunk_size), n_copies=copies, write_rate=write_rate, raw=raw)
     _print(result, as_json)
 
 

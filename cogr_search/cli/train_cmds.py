@@ -15,10 +15,17 @@ from typing import TYPE_CHECKING
 
 import click
 
+from cogr_search.cli.config_flags import ConfigFlags, config_flags, flag
 from cogr_search.cli.options import emit_json, json_output, opensearch_url, runs_dir, settings_from
 
 if TYPE_CHECKING:
     from cogr_search.runs.run_dir import RunDir
+
+
+def _phase2_config() -> type:
+    from cogr_search.runs.config import Phase2Config
+
+    return Phase2Config
 
 
 @click.group()
@@ -149,145 +156,81 @@ def _summary(info: dict) -> str:
     return ", ".join(f"{k}={v}" for k, v in info.items() if k != "weights_sha256")
 
 
-def _rl_default(path: str) -> object:
-    """The `Phase2Config` default of a dotted field, for help texts."""
+RL_FLAGS = [
+    flag("--rounds", "rounds", help="Rounds in total (each: query side, then item side)."),
+    flag("--query-epochs", "query.epochs", help="GRPO epochs over the training queries per round."),
+    flag("--item-epochs", "item.epochs", help="GRPO epochs over the items per round."),
+    flag("--query-steps", "query.max_steps", help="Cap on query-side GRPO steps per round (-1: epochs)."),
+    flag("--item-steps", "item.max_steps", help="Cap on item-side GRPO steps per round (-1: epochs)."),
+    flag("--query-lr", "query.learning_rate", help="Query-side learning rate."),
+    flag("--item-lr", "item.learning_rate", help="Item-side learning rate."),
+    flag("--num-generations", "query.num_generations", "item.num_generations",
+         help="Rollouts per prompt (GRPO group size)."),
+    flag("--prompts-per-step", "query.prompts_per_step", "item.prompts_per_step", help="Prompts per GRPO step."),
+    flag("--max-completion-length", "query.max_completion_length", "item.max_completion_length",
+         help="Tokens per rollout."),
+    flag("--train-layers", "query.train_layers", "item.train_layers",
+         help="Train only the top N decoder blocks (0: all)."),
+    flag("--lora/--full", "query.lora", "item.lora", help="LoRA adapters (merged on save) or full fine-tuning."),
+    flag("--lora-layers", "query.lora_layers", "item.lora_layers",
+         help="With --lora: adapters in the top N decoder blocks only (0: all)."),
+    flag("--scale-rewards", "query.scale_rewards", "item.scale_rewards", help="How GRPO scales advantages."),
+    flag("--temperature", "query.temperature", "item.temperature", help="Rollout sampling temperature."),
+    flag("--top-p", "query.top_p", "item.top_p", help="Rollout nucleus cut (1: none)."),
+    flag("--top-k", "query.top_k", "item.top_k", help="Rollout top-k cut (0: none)."),
+    flag("--screen/--no-screen", "query.screen", "item.screen",
+         help="Before each GRPO phase, keep only the prompts whose rollouts earn different rewards."),
+    flag("--reward-beta", "reward_beta", help="F-beta of both rewards (1: F1); not GRPO's KL beta."),
+    flag("--item-reward", "item_reward", help="Item reward: Eq. 2.3 or the item-centric F (Table 3)."),
+    flag("--max-queries", "max_queries", help="Training queries used for query-side GRPO (CPU runs)."),
+    flag("--max-items", "max_items", help="Items used for item-side GRPO (CPU runs)."),
+    flag("--eval-samples", "eval_samples",
+         help="Query keyword samples per phase for the metrics (mean and spread: the sampling noise)."),
+    flag("--item-samples", "item_samples",
+         help="Item index samples per phase for the metrics (the index's own sampling noise)."),
+    flag("--gen-batch-size", "generation.batch_size", help="Prompts per regeneration batch."),
+    flag("--max-new-tokens", "generation.max_new_tokens", help="Tokens per regenerated keyword list."),
+    flag("--backend", "generation.backend", help="Regeneration engine."),
+    flag("--seed", "query.seed", "item.seed", "generation.seed", help="Seed of the GRPO trainers and regeneration."),
+]
+"""`train rl`'s flags: each sets the `Phase2Config` fields it names (a flag left out keeps
+the base's value: `--config FILE`, else the run's own rl_config.json, else the defaults)."""
+
+
+def rl_config_from(base: dict | None, flags: dict) -> object:
+    """`base` (a config document; None: the defaults) with `flags` (by option name) laid
+    over it, validated: what `train rl` does, for callers without a command line."""
     from cogr_search.runs.config import Phase2Config
 
-    node: object = Phase2Config()
-    for part in path.split("."):
-        node = getattr(node, part)
-    return node
+    values = {f.dest: flags.get(f.dest.removeprefix("cfg_")) for f in RL_FLAGS}
+    return ConfigFlags(Phase2Config, RL_FLAGS, values).build(base)
 
 
-# flag name -> dotted Phase2Config field (flags left out keep the config's value)
-_RL_FLAGS = {
-    "rounds": "rounds",
-    "query_epochs": "query.epochs",
-    "item_epochs": "item.epochs",
-    "query_steps": "query.max_steps",
-    "item_steps": "item.max_steps",
-    "query_lr": "query.learning_rate",
-    "item_lr": "item.learning_rate",
-    "num_generations": ("query.num_generations", "item.num_generations"),
-    "prompts_per_step": ("query.prompts_per_step", "item.prompts_per_step"),
-    "max_completion_length": ("query.max_completion_length", "item.max_completion_length"),
-    "train_layers": ("query.train_layers", "item.train_layers"),
-    "lora": ("query.lora", "item.lora"),
-    "lora_layers": ("query.lora_layers", "item.lora_layers"),
-    "scale_rewards": ("query.scale_rewards", "item.scale_rewards"),
-    "temperature": ("query.temperature", "item.temperature"),
-    "top_p": ("query.top_p", "item.top_p"),
-    "top_k": ("query.top_k", "item.top_k"),
-    "screen": ("query.screen", "item.screen"),
-    "seed": ("query.seed", "item.seed", "generation.seed"),
-    "beta": "beta",
-    "item_reward": "item_reward",
-    "max_queries": "max_queries",
-    "max_items": "max_items",
-    "eval_samples": "eval_samples",
-    "item_samples": "item_samples",
-    "gen_batch_size": "generation.batch_size",
-    "max_new_tokens": "generation.max_new_tokens",
-    "backend": "generation.backend",
-}
-
-
-def _rl_option(flag: str, field: str, **kwargs: object):  # noqa: ANN202 - click decorator
-    default = _rl_default(field)
-    help_text = kwargs.pop("help", "")
-    return click.option(flag, default=None, help=f"{help_text} [default: {default}]".strip(), **kwargs)
-
-
-def rl_config_from(base: dict, flags: dict) -> object:
-    """`base` (a config document) with the given flags laid over it, validated."""
-    from pydantic import ValidationError
-
-    from cogr_search.errors import InputError
-    from cogr_search.runs.config import Phase2Config
-
-    doc = json.loads(json.dumps(base))
-    for name, value in flags.items():
-        if value is None:
-            continue
-        fields = _RL_FLAGS[name]
-        for dotted in (fields,) if isinstance(fields, str) else fields:
-            *parents, leaf = dotted.split(".")
-            node = doc
-            for part in parents:
-                node = node.setdefault(part, {})
-            node[leaf] = value
-    try:
-        return Phase2Config.model_validate(doc)
-    except ValidationError as err:
-        first = err.errors()[0]
-        raise InputError(f"option {'.'.join(map(str, first['loc']))}: {first['msg']}") from err
-
-
-def _rl_base(run: RunDir, config_file: Path | None) -> dict:
-    """The config the flags are laid over: `--config FILE`, else the run's own saved
-    config (so that resuming needs no flags again), else `Phase2Config`'s defaults."""
-    from cogr_search.runs.config import Phase2Config
-    from cogr_search.training.phase2 import RL_CONFIG_FILE
+def _rl_base(run: RunDir) -> dict | None:
+    """The run's own saved Phase 2 config, so that resuming needs no flags again."""
     from cogr_search.runs.run_dir import read_json
+    from cogr_search.training.phase2 import RL_CONFIG_FILE
 
     saved = run.root / RL_CONFIG_FILE
-    if config_file:
-        return read_json(config_file)
-    return read_json(saved) if saved.exists() else Phase2Config().to_json()
+    return read_json(saved) if saved.exists() else None
 
 
 @train.command("rl")
 @click.option("--run", "run_name", required=True, help="A run with Phase 1 done (`train sft`); resumes if started.")
 @runs_dir
-@click.option("--config", "config_file", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
-              help="A Phase 2 config JSON (e.g. a run's rl_config.json) as the defaults; flags override it.")
-@_rl_option("--rounds", "rounds", type=int, help="Rounds in total (each: query side, then item side).")
-@_rl_option("--query-epochs", "query.epochs", type=float, help="GRPO epochs over the training queries per round.")
-@_rl_option("--item-epochs", "item.epochs", type=float, help="GRPO epochs over the items per round.")
-@_rl_option("--query-steps", "query.max_steps", type=int, help="Cap on query-side GRPO steps per round (-1: epochs).")
-@_rl_option("--item-steps", "item.max_steps", type=int, help="Cap on item-side GRPO steps per round (-1: epochs).")
-@_rl_option("--query-lr", "query.learning_rate", type=float, help="Query-side learning rate.")
-@_rl_option("--item-lr", "item.learning_rate", type=float, help="Item-side learning rate.")
-@_rl_option("--num-generations", "query.num_generations", type=int, help="Rollouts per prompt (GRPO group size).")
-@_rl_option("--prompts-per-step", "query.prompts_per_step", type=int, help="Prompts per GRPO step.")
-@_rl_option("--max-completion-length", "query.max_completion_length", type=int, help="Tokens per rollout.")
-@_rl_option("--train-layers", "query.train_layers", type=int, help="Train only the top N decoder blocks (0: all).")
-@_rl_option("--lora/--full", "query.lora", help="LoRA adapters (merged on save) or full fine-tuning.")
-@_rl_option("--lora-layers", "query.lora_layers", type=int,
-            help="With --lora: adapters in the top N decoder blocks only (0: all).")
-@_rl_option("--scale-rewards", "query.scale_rewards", type=click.Choice(["group", "batch", "none"]),
-            help="How GRPO scales advantages.")
-@_rl_option("--temperature", "query.temperature", type=float, help="Rollout sampling temperature.")
-@_rl_option("--top-p", "query.top_p", type=float, help="Rollout nucleus cut (1: none).")
-@_rl_option("--top-k", "query.top_k", type=int, help="Rollout top-k cut (0: none).")
-@_rl_option("--screen/--no-screen", "query.screen",
-            help="Before each GRPO phase, keep only the prompts whose rollouts earn different rewards.")
-@_rl_option("--beta", "beta", type=float, help="F-beta in both rewards (1: F1).")
-@_rl_option("--item-reward", "item_reward", type=click.Choice(["marginal", "transposed"]),
-            help="Item reward: Eq. 2.3 or the item-centric F (Table 3).")
-@_rl_option("--max-queries", "max_queries", type=int, help="Training queries used for query-side GRPO (CPU runs).")
-@_rl_option("--max-items", "max_items", type=int, help="Items used for item-side GRPO (CPU runs).")
-@_rl_option("--eval-samples", "eval_samples", type=int,
-            help="Query keyword samples per phase for the metrics (mean and spread: the sampling noise).")
-@_rl_option("--item-samples", "item_samples", type=int,
-            help="Item index samples per phase for the metrics (the index's own sampling noise).")
-@_rl_option("--gen-batch-size", "generation.batch_size", type=int, help="Prompts per regeneration batch.")
-@_rl_option("--max-new-tokens", "generation.max_new_tokens", type=int, help="Tokens per regenerated keyword list.")
-@_rl_option("--backend", "generation.backend", type=click.Choice(["auto", "transformers", "vllm"]),
-            help="Regeneration engine.")
-@_rl_option("--seed", "query.seed", type=int, help="Seed of the GRPO trainers and regeneration.")
+@config_flags(_phase2_config(), RL_FLAGS)
 @click.option("--sync-index", default=None, help="Sync each finished round's item keywords into this alias.")
 @opensearch_url
 @click.option("--quiet", is_flag=True, help="No progress bars.")
 @json_output
-def rl(run_name: str, runs_dir: Path | None, config_file: Path | None, sync_index: str | None,
-       opensearch_url: str | None, quiet: bool, as_json: bool, **flags: object) -> None:
+def rl(run_name: str, runs_dir: Path | None, config_flags: ConfigFlags, sync_index: str | None,
+       opensearch_url: str | None, quiet: bool, as_json: bool) -> None:
     """Phase 2: co-evolving GRPO rounds (query side, then item side), resumable."""
     from cogr_search.training.phase2 import run_phase2
     from cogr_search.runs.run_dir import RunDir
 
     run = RunDir.open(run_name, runs_dir)
-    config = rl_config_from(_rl_base(run, config_file), flags)
+    config = config_flags.build(_rl_base(run))
     syncer = None
     if sync_index:
         from cogr_search.cluster.client import connect

@@ -3,9 +3,11 @@
 cogr-search's own writers (ingest, sync) build `cogr_keywords` in Python. An application
 that indexes straight through the alias does not; without the title keyword such a
 document matches nothing, not even its own title. So every version gets this pipeline
-as its `index.final_pipeline` (final, so it runs after any default or request pipeline
-an operator set, such as the plugin's enrichment): when `cogr_keywords` is absent or
-empty it writes `[normalize(title)]`, and when `id` is absent it copies `_id`.
+as its `index.default_pipeline`, unless an operator set another one there (the plugin's
+`cogr_keywords` enrichment fills keywords itself): when `cogr_keywords` is absent or
+empty it writes `[normalize(title)]`, and when `id` is absent it copies `_id`. (Not as
+`index.final_pipeline`: on OpenSearch 2.19 a final pipeline undid what the plugin's
+batching processor had written in a request pipeline, measured by the plugin tests.)
 
 The normalization is `keywords.normalize` ported to Painless (the same rules as the Java
 plugin's `KeywordNormalizer`, which Painless shares the JVM's Unicode tables with), cut
@@ -25,7 +27,7 @@ from cogr_search.cluster.client import Cluster
 from cogr_search.keywords import MAX_TERM_BYTES, WHITESPACE
 
 PIPELINE = "cogr-title-keyword-v1"
-SETTING = "index.final_pipeline"
+SETTING = "index.default_pipeline"
 
 _PAINLESS = """
 boolean ws(String w, int cp) { return cp <= 65535 && w.indexOf(String.valueOf((char) cp)) >= 0; }
@@ -103,13 +105,21 @@ def can_run(cluster: Cluster) -> bool:
 
 
 def install(cluster: Cluster, index: str | None = None) -> bool:
-    """Put the pipeline (idempotent) and, with `index`, make it that index's final pipeline.
+    """Put the pipeline (idempotent) and, with `index`, make it that index's default
+    pipeline where none is set. True when the index (or the cluster) now has it.
 
-    False (and nothing changed) where the cluster cannot run Painless ingest scripts."""
+    False (and nothing changed) where the cluster cannot run Painless ingest scripts, or
+    where the operator's own default pipeline stays in charge."""
     if not can_run(cluster):
         return False
     cluster.call(cluster.client.ingest.put_pipeline, id=PIPELINE, body=pipeline_body())
-    if index is not None:
+    if index is None:
+        return True
+    found = cluster.call(cluster.client.indices.get_settings, index=index, name=SETTING)
+    current = found.get(index, {}).get("settings", {}).get("index", {}).get("default_pipeline")
+    if current not in (None, "_none", PIPELINE):
+        return False
+    if current != PIPELINE:
         cluster.call(cluster.client.indices.put_settings, index=index, body={SETTING: PIPELINE})
     return True
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from cogr_search.errors import InputError
 from cogr_search.keywords import DEFAULT_K_MAX, NORMALIZATION_VERSION
@@ -154,7 +154,11 @@ class Phase2Config(_Document):
     rounds: int = Field(default=5, ge=1, description="Rounds to have in total (a later call may raise it).")
     query: GRPOSideConfig = GRPOSideConfig(epochs=10.0)
     item: GRPOSideConfig = GRPOSideConfig(epochs=5.0)
-    beta: float = Field(default=1.0, gt=0, description="F-beta in both rewards (1: F1; > 1 weighs recall).")
+    reward_beta: float = Field(
+        default=1.0, gt=0, validation_alias=AliasChoices("reward_beta", "beta"),
+        description="F-beta in both rewards (1: F1; > 1 weighs recall); not GRPO's KL beta (0 here). "
+        "Configs saved before it was renamed call it `beta`.",
+    )
     item_reward: Literal["marginal", "transposed"] = Field(
         default="marginal", description="marginal: Eq. 2.3; transposed: item-centric F over Q_ret(i) (Table 3)."
     )

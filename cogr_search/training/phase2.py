@@ -263,7 +263,7 @@ def query_side(ctx: _Context, round_: int) -> tuple[list[dict], QueryF1Reward]:
     """Round r's query-side prompts and reward: the frozen item index of round r-1."""
     items = ctx.item_index(round_ - 1)
     view = ctx.query_view(round_ - 1, "train_queries", items)
-    return rl_query_rows(ctx), QueryF1Reward(view, beta=ctx.config.beta, k_max=ctx.k_max)
+    return rl_query_rows(ctx), QueryF1Reward(view, beta=ctx.config.reward_beta, k_max=ctx.k_max)
 
 
 def item_side(ctx: _Context, round_: int, query_round: int | None = None) -> tuple[list[dict], ItemMarginalReward]:
@@ -272,7 +272,7 @@ def item_side(ctx: _Context, round_: int, query_round: int | None = None) -> tup
     S_i of Eq. 2.3)."""
     items = ctx.item_index(round_ - 1)
     view = ctx.query_view(round_ if query_round is None else query_round, "train_queries", items)
-    reward = ItemMarginalReward(view, beta=ctx.config.beta, k_max=ctx.k_max,
+    reward = ItemMarginalReward(view, beta=ctx.config.reward_beta, k_max=ctx.k_max,
                                 transposed=ctx.config.item_reward == "transposed")
     return rl_item_rows(ctx, view), reward
 
