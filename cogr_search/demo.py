@@ -25,53 +25,56 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 from pathlib import Path
 
 from cogr_search.data import load_dataset, sample_catalog_path
 from cogr_search.settings import Settings
+
+if TYPE_CHECKING:
+    from cogr_search.runs.config import Phase1Config, Phase2Config
 
 Echo = Callable[[str], None]
 
 
 @dataclass(frozen=True)
 class DemoOptions:
-    """The knobs of the demo; the defaults finish in minutes on a 2-core CPU."""
+    """What the demo needs besides its training configs, which are the `demo` preset
+    (`runs/presets.py`) with these few changes laid over it (None: the preset's)."""
 
     index: str = "cogr-demo"
     run: str = "demo"
     runs_dir: Path | None = None
     data: Path | None = None
-    val_fraction: float = 0.25
-    seed: int = 0
-    item_keywords: int = 8
-    query_top_n: int = 10
-    sft_steps: int = 20
-    sft_batch_size: int = 8
-    learning_rate: float = 5e-4
-    train_layers: int = 8
-    gen_batch_size: int = 32
-    max_new_tokens: int = 64
-    max_items: int | None = None
-    max_queries: int | None = None
-    rl_rounds: int = 1
-    query_rl_steps: int = 12
-    item_rl_steps: int = 12
-    # LoRA adapters at 10x full fine-tuning's rate: as good as the top 8 blocks at 2e-5 on
-    # held-out F1, and the one run with a large gain (docs/training.md, third session)
-    rl_lora: bool = True
-    rl_learning_rate: float = 2e-4
-    rl_generations: int = 4
-    rl_prompts_per_step: int = 2
-    rl_completion_tokens: int = 40
-    rl_train_layers: int = 8  # with full fine-tuning (rl_lora False) only
-    # rollouts sampled like evaluation, not the paper's T 1.0: a 135M model's T 1.0 lists
-    # are mostly worse than its eval-sampled ones (docs/training.md, "What Phase 2 measured")
-    rl_temperature: float = 0.7
-    rl_top_p: float = 0.8
-    rl_top_k: int = 20
+    sft_steps: int | None = None
+    rl_rounds: int | None = None
+    rl_steps: int | None = None
     # off by default only for time: bm25:5 raised SFT F1 from 0.20 to 0.29 on the sample but
     # took the demo to ~15 min (longer query prompts in SFT and GRPO); `--query-context bm25:5`
     query_context: str | None = None
+
+    def phase1(self, data: Path, model: Path) -> "Phase1Config":
+        from cogr_search.runs.config import Phase1Config
+        from cogr_search.runs.presets import PHASE1_PRESETS, preset
+
+        doc = preset(PHASE1_PRESETS, "demo", {"data": str(data.resolve()), "model": str(model.resolve())})
+        if self.sft_steps is not None:
+            doc = {**doc, "sft": {**doc["sft"], "max_steps": self.sft_steps, "save_steps": max(10, self.sft_steps // 2)}}
+        if self.query_context:
+            doc = {**doc, "query_context": self.query_context, "context_index": self.index}
+        return Phase1Config.model_validate(doc)
+
+    def phase2(self) -> "Phase2Config":
+        from cogr_search.runs.config import Phase2Config
+        from cogr_search.runs.presets import PHASE2_PRESETS, preset
+
+        doc = preset(PHASE2_PRESETS, "demo", Phase2Config().to_json())
+        if self.rl_rounds is not None:
+            doc = {**doc, "rounds": self.rl_rounds}
+        if self.rl_steps is not None:
+            steps = {"max_steps": self.rl_steps, "save_steps": max(4, self.rl_steps // 2)}
+            doc = {**doc, "query": {**doc["query"], **steps}, "item": {**doc["item"], **steps}}
+        return Phase2Config.model_validate(doc)
 
 
 @dataclass(frozen=True)
@@ -113,58 +116,21 @@ def _cluster(settings: Settings, echo: Echo):
 
 
 def _phase1(options: DemoOptions, data: Path, cluster, echo: Echo):
-    from cogr_search.generators.model_cache import ensure_default_model
     from cogr_search.cluster.context import run_context_source
-    from cogr_search.runs.config import GenerationConfig, Phase1Config, SFTConfig
-    from cogr_search.training.phase1 import run_phase1
+    from cogr_search.generators.model_cache import ensure_default_model
     from cogr_search.runs.run_dir import RunDir
+    from cogr_search.training.phase1 import run_phase1
 
-    config = Phase1Config(
-        data=str(data.resolve()),
-        model=str(ensure_default_model().resolve()),
-        val_fraction=options.val_fraction,
-        seed=options.seed,
-        item_keywords=options.item_keywords,
-        query_top_n=options.query_top_n,
-        max_items=options.max_items,
-        max_queries=options.max_queries,
-        query_context=options.query_context,
-        context_index=options.index if options.query_context else None,
-        generation=GenerationConfig(batch_size=options.gen_batch_size, max_new_tokens=options.max_new_tokens),
-        sft=SFTConfig(
-            learning_rate=options.learning_rate,
-            max_steps=options.sft_steps,
-            batch_size=options.sft_batch_size,
-            max_length=192,
-            train_layers=options.train_layers,
-            save_steps=max(10, options.sft_steps // 2),
-        ),
-    )
+    config = options.phase1(data, ensure_default_model())
     run = RunDir.create(options.run, options.runs_dir)
     run_phase1(config, run, echo=echo, context_source=run_context_source(config, cluster, None))
     return run
 
 
 def _phase2(options: DemoOptions, run, syncer, echo: Echo) -> list[dict]:
-    from cogr_search.runs.config import GenerationConfig, GRPOSideConfig, Phase2Config
     from cogr_search.training.phase2 import run_phase2
 
-    def side(steps: int) -> GRPOSideConfig:
-        return GRPOSideConfig(
-            learning_rate=options.rl_learning_rate, max_steps=steps, num_generations=options.rl_generations,
-            prompts_per_step=options.rl_prompts_per_step, max_completion_length=options.rl_completion_tokens,
-            train_layers=options.rl_train_layers, lora=options.rl_lora, save_steps=max(4, steps // 2),
-            seed=options.seed,
-            temperature=options.rl_temperature, top_p=options.rl_top_p, top_k=options.rl_top_k,
-        )
-
-    config = Phase2Config(
-        rounds=options.rl_rounds,
-        query=side(options.query_rl_steps),
-        item=side(options.item_rl_steps),
-        generation=GenerationConfig(batch_size=options.gen_batch_size, max_new_tokens=options.max_new_tokens),
-    )
-    return run_phase2(config, run, syncer=syncer, progress=False, echo=echo).phases
+    return run_phase2(options.phase2(), run, syncer=syncer, progress=False, echo=echo).phases
 
 
 def run_demo(settings: Settings, options: DemoOptions, echo: Echo) -> DemoResult:
@@ -192,11 +158,11 @@ def run_demo(settings: Settings, options: DemoOptions, echo: Echo) -> DemoResult
     cogr_sft = evaluate_cogr(cluster, options.index, split, run.query_keywords_path(0))
     cogr_sft["method"] = "cogr-sft"
 
-    phases = _phase2(options, run, syncer, echo) if options.rl_rounds > 0 else []
+    phases = _phase2(options, run, syncer, echo) if options.phase2().rounds > 0 else []
     round_ = run.latest_round()
     if round_ > 0 and not alias_target(cluster, options.index).startswith(f"{options.index}-r{round_}-"):
         # a resumed demo re-synced round 0 above for the SFT figures; put the last round back
-        echo(_sync_line(options.index, syncer(round_, run.item_keywords_path(round_), run.model_tag(round_))))
+        echo(_sync_line(options.index, syncer(run, round_)))
     bm25 = evaluate_bm25(cluster, options.index, split)
     reports = [bm25, cogr_sft]
     if round_ > 0:

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import click
 
-from cogr_search.cli.options import config_option, emit_json, json_output, opensearch_url, runs_dir, settings_from
+from cogr_search.cli.config_flags import ConfigFlags, config_flags, flag
+from cogr_search.cli.options import emit_json, json_output, opensearch_url, runs_dir, settings_from
 from cogr_search.cluster.sync import SyncConfig
 
 
@@ -49,20 +50,22 @@ def ingest_bench(data: Path, port: int | None, heap: str, max_items: int | None,
 @port_option
 @heap_option
 @max_items_option
-@config_option(SyncConfig, "chunk_size", type=click.IntRange(1, 10_000))
+@config_flags(SyncConfig, [flag("--chunk-size", "chunk_size")], config_file=False)
 @click.option("--copies", type=click.IntRange(min=1), default=1, show_default=True,
               help="Ingest the catalog N times (the same items under new ids), to see what grows with its size.")
 @click.option("--write-rate", type=click.FloatRange(min=0), default=20.0, show_default=True,
               help="Writes a second through the alias during each sync (index, overwrite, delete in turn; 0: none).")
 @click.option("--raw/--no-raw", default=True, show_default=True, help="Also time raw _bulk of the same documents.")
 @json_output
-def sync_bench(data: Path, port: int | None, heap: str, max_items: int | None, chunk_size: int, copies: int,
+def sync_bench(data: Path, port: int | None, heap: str, max_items: int | None, config_flags: ConfigFlags, copies: int,
                write_rate: float, raw: bool, as_json: bool) -> None:
-    """Sync DATA's catalog on a fresh node while an app writes: sync_s, freeze_s, and raw _bulk for scale."""
+    """Sync DATA's catalog on a fresh node while an app writes: sync_s, freeze_s, and raw _bulk for scale.
+
+    Items the writer adds get their title keyword (--missing title-only)."""
     from cogr_search.bench import sync
 
     result = sync.run(data, settings_from(), port=port, heap=heap, max_items=max_items,
-                      config=SyncConfig(chunk_size=chunk_size), n_copies=copies, write_rate=write_rate, raw=raw)
+                      config=config_flags.build(missing="title-only"), n_copies=copies, write_rate=write_rate, raw=raw)
     _print(result, as_json)
 
 

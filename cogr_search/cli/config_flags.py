@@ -135,7 +135,7 @@ def config_flags(model: type[BaseModel], flags: Sequence[Flag], *, config_file: 
 def _option(model: type[BaseModel], f: Flag) -> Callable:
     default, info = _field(model, f.fields[0])
     text = f.help or (info.description or "")
-    if default is not None:
+    if default is not None and "[default:" not in text:
         text = f"{text} [default: {default}]".strip()
     kwargs: dict[str, Any] = {"default": None, "help": text}
     if "/" not in f.decl:

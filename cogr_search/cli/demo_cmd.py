@@ -31,14 +31,9 @@ def _print_phases(phases: list[dict]) -> None:
                    f"{p['train']['F1']:>10.3f}{reward:>9}")
 
 
-def demo_options(index: str, run_name: str, runs_dir: Path | None, *, rl_steps: int | None = None,
-                 **flags: object) -> DemoOptions:
-    """The demo's defaults with the flags given on the command line (None: not given);
-    `rl_steps` sets both sides, since the demo's rounds keep them equal."""
-    if rl_steps is not None:
-        flags |= {"query_rl_steps": rl_steps, "item_rl_steps": rl_steps}
-    overrides = {k: v for k, v in flags.items() if v is not None}
-    return DemoOptions(index=index, run=run_name, runs_dir=runs_dir, **overrides)
+def demo_options(index: str, run_name: str, runs_dir: Path | None, **flags: object) -> DemoOptions:
+    """The demo's options from the command line (None: the `demo` preset's value)."""
+    return DemoOptions(index=index, run=run_name, runs_dir=runs_dir, **flags)
 
 
 @click.command()

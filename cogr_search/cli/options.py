@@ -8,7 +8,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 import click
-from pydantic import BaseModel
 
 from cogr_search.settings import Settings, load_settings
 
@@ -40,16 +39,6 @@ def emit_json(payload: dict) -> None:
     """The `--json` contract: exactly one JSON object on stdout."""
     sys.stdout.write(json.dumps(payload, sort_keys=True) + "\n")
     sys.stdout.flush()
-
-
-def config_option(model: type[BaseModel], name: str, *decls: str, **kwargs: object) -> Callable:
-    """A click option whose default and help come from a pydantic config's field, so the
-    numbers live in the config class only (`show_default` displays them)."""
-    info = model.model_fields[name]
-    kwargs.setdefault("default", info.default)
-    kwargs.setdefault("help", info.description)
-    kwargs.setdefault("show_default", True)
-    return click.option(*(decls or (f"--{name.replace('_', '-')}",)), name, **kwargs)
 
 
 context_index = click.option(

@@ -4,16 +4,28 @@ from __future__ import annotations
 
 import hashlib
 from pathlib import Path
-from typing import get_args
 
 import click
 
-from cogr_search.cli.options import config_option, emit_json, json_output, opensearch_url, runs_dir, settings_from
+from cogr_search.cli.config_flags import ConfigFlags, config_flags, flag
+from cogr_search.cli.options import emit_json, json_output, opensearch_url, runs_dir, settings_from
 from cogr_search.errors import CogrError, InputError
 from cogr_search.keywords import DEFAULT_K_MAX
 from cogr_search.runs.keyword_files import read_keyword_file
 from cogr_search.cluster.client import connect
-from cogr_search.cluster.sync import Missing, SyncConfig, prune_versions, sync_keywords
+from cogr_search.cluster.sync import SyncConfig, prune_versions, sync_keywords
+
+
+SYNC_FLAGS = [
+    flag("--missing", "missing"),
+    flag("--keep", "keep"),
+    flag("--k-max", "k_max", help="Keywords per item kept [default: the run's k_max; 30 for --item-keywords]."),
+    flag("--unknown-tolerance", "unknown_tolerance"),
+    flag("--chunk-size", "chunk_size"),
+    flag("--lease-s", "lease_s"),
+    flag("--catch-up-rounds", "catch_up_rounds"),
+    flag("--freeze-below", "freeze_below"),
+]
 
 
 def _file_model_name(path: Path) -> str:
@@ -34,20 +46,11 @@ def _notify(message: str) -> None:
 @click.option("--item-keywords", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
               help="A JSONL keyword file made elsewhere, instead of --run.")
 @runs_dir
-@config_option(SyncConfig, "missing", type=click.Choice(get_args(Missing)))
-@config_option(SyncConfig, "keep", type=click.IntRange(min=1))
-@click.option("--k-max", type=click.IntRange(min=1), default=None,
-              help=f"Keywords per item kept [default: the run's k_max; {DEFAULT_K_MAX} for --item-keywords].")
-@config_option(SyncConfig, "unknown_tolerance", type=click.FloatRange(0, 1))
-@config_option(SyncConfig, "chunk_size", type=click.IntRange(1, 10_000))
-@config_option(SyncConfig, "lease_s", type=click.FloatRange(min=1))
-@config_option(SyncConfig, "catch_up_rounds", type=click.IntRange(min=0))
-@config_option(SyncConfig, "freeze_below", type=click.IntRange(min=0))
+@config_flags(SyncConfig, SYNC_FLAGS)
 @opensearch_url
 @json_output
 def sync(alias: str, show_status: bool, run_name: str | None, round_: int | None, item_keywords: Path | None,
-         runs_dir: Path | None, missing: str, keep: int, k_max: int | None, unknown_tolerance: float, chunk_size: int,
-         lease_s: float, catch_up_rounds: int, freeze_below: int, opensearch_url: str | None, as_json: bool) -> None:
+         runs_dir: Path | None, config_flags: ConfigFlags, opensearch_url: str | None, as_json: bool) -> None:
     """Write item keywords as a new version `<alias>-r<round>-<n>` and swap the alias to it.
 
     Online: the application's writes through the alias go on during the copy and are
@@ -60,6 +63,7 @@ def sync(alias: str, show_status: bool, run_name: str | None, round_: int | None
         return
     if (run_name is None) == (item_keywords is None):
         raise click.UsageError("give either --run RUN [--round R] or --item-keywords FILE")
+    k_max = config_flags.overrides().get("k_max")
     if item_keywords is not None:
         keywords = read_keyword_file(item_keywords)
         round_ = 0 if round_ is None else round_
@@ -79,12 +83,10 @@ def sync(alias: str, show_status: bool, run_name: str | None, round_: int | None
         if not path.exists():
             raise CogrError(f"run {run_name!r} has no item keywords for round {round_} ({path})")
         keywords = read_keyword_file(path)
-    config = SyncConfig(missing=missing, keep=keep, k_max=k_max, unknown_tolerance=unknown_tolerance,
-                        chunk_size=chunk_size, lease_s=lease_s, catch_up_rounds=catch_up_rounds,
-                        freeze_below=freeze_below)
+    config = config_flags.build(k_max=k_max)
     cluster = connect(settings_from(opensearch_url=opensearch_url))
     result = sync_keywords(cluster, alias, keywords, round_, model, config, progress=not as_json, notify=_notify)
-    pruned = [] if result.unchanged else prune_versions(cluster, alias, keep)
+    pruned = [] if result.unchanged else prune_versions(cluster, alias, config.keep)
     if as_json:
         emit_json({**result.as_dict(), "k_max": config.k_max, "pruned": pruned})
         return

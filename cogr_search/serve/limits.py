@@ -9,7 +9,9 @@ is the hot path: `json.loads` plus a few type checks is the cheapest correct way
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
+
+from pydantic import BaseModel, ConfigDict, Field
 
 BAD_REQUEST = 400
 TOO_LARGE = 413
@@ -24,17 +26,18 @@ class RequestError(Exception):
         self.message = message
 
 
-@dataclass(frozen=True)
-class Limits:
+class Limits(BaseModel):
     """What one request may carry; defaults suit search queries and catalog items."""
 
-    max_texts: int = 64
-    max_text_chars: int = 1_000
-    max_description_chars: int = 20_000
-    max_body_bytes: int = 4 * 1024 * 1024
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    max_texts: int = Field(64, ge=1, description="Texts or items per request.")
+    max_text_chars: int = Field(1_000, ge=1, description="Characters per query text or item title.")
+    max_description_chars: int = Field(20_000, ge=1, description="Characters per item description.")
+    max_body_bytes: int = Field(4 * 1024 * 1024, ge=1, description="Bytes per request body.")
 
     def as_dict(self) -> dict:
-        return asdict(self)
+        return self.model_dump()
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,9 @@ cache, timeouts) is one object with no HTTP in it.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
 
 from cogr_search.serve.batcher import Batcher, ModelThread
 from cogr_search.serve.cache import LRUCache
@@ -15,15 +17,32 @@ from cogr_search.serve.expander import Expander
 from cogr_search.serve.limits import ItemInput, Limits
 
 
-@dataclass(frozen=True)
-class ServiceConfig:
-    """Batching, cache and timeout settings (the `cogr-search serve` flags)."""
+class ServiceConfig(BaseModel):
+    """Batching, cache and timeout settings."""
 
-    cache_size: int = 10_000
-    max_batch: int = 16
-    max_wait_ms: float = 2.0
-    max_pending: int = 1024
-    generation_timeout_s: float = 30.0
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    cache_size: int = Field(10_000, ge=0, description="LRU entries per side (0: no cache).")
+    max_batch: int = Field(16, ge=1, description="Texts per generation call.")
+    max_wait_ms: float = Field(2.0, ge=0, description="How long a new text waits for others to share its generation call.")
+    max_pending: int = Field(1024, ge=1, description="Texts waiting per side before new requests get 503.")
+    generation_timeout_s: float = Field(30.0, gt=0, description="Seconds a request waits for the model before answering 504.")
+
+
+class ServeConfig(BaseModel):
+    """Everything `cogr-search serve` takes besides the run and the address: `--config FILE`
+    holds this document, and each flag sets one field of it."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    service: ServiceConfig = ServiceConfig()
+    limits: Limits = Limits()
+    sides: Literal["both", "query", "item"] = Field("both", description="Which generators to load.")
+    sampling: Literal["eval", "greedy"] = Field(
+        "eval", description="Decoding preset (eval = T 0.7, top-p 0.8, top-k 20, seeded)."
+    )
+    max_new_tokens: int | None = Field(None, ge=1, description="Generation budget per text [default: the run's].")
+    backend: Literal["auto", "transformers", "vllm"] = "auto"
 
 
 class ExpansionService:
@@ -86,7 +105,7 @@ class ExpansionService:
             "counters": {side: b.counters.as_dict() for side, b in batchers.items() if b is not None},
             "in_flight": {side: b.in_flight for side, b in batchers.items() if b is not None},
             "limits": self.limits.as_dict(),
-            "config": self.config.__dict__,
+            "config": self.config.model_dump(),
         }
 
 
