@@ -82,7 +82,7 @@ def test_phase2_rewards_metrics_resume_and_sync(
     assert isinstance(first.exception, RuntimeError), first.output
     run = RunDir.open("rl-e2e", runs)
     steps = run.manifest()["steps"]
-    assert "round-1/rl_query" in steps and "round-1/query_keywords" in steps and "round-1/rl_item" not in steps
+    assert "round-1/rl_query" in steps and "round-1/query_metrics" in steps and "round-1/rl_item" not in steps
     assert steps["round-1/rl_query"]["steps"] == 2
     query_weights = run.checkpoint_path(1, "query") / "model.safetensors"
     query_mtime = query_weights.stat().st_mtime_ns
@@ -105,7 +105,8 @@ def test_phase2_rewards_metrics_resume_and_sync(
     second = _invoke([*rl, "--json"], runs)
     assert second.exit_code == 0, second.output
     report = json.loads(second.stdout)
-    assert report["ran"] == ["round-1/rl_item", "round-1/item_keywords", "round-1", "round-1/sync"]
+    assert report["ran"] == ["round-1/rl_item", "round-1/item_keywords", "round-1/item_metrics", "round-1",
+                             "round-1/sync"]
     assert "round-1/rl_query" in report["skipped"]
     assert query_weights.stat().st_mtime_ns == query_mtime
     item_step = run.step_info("round-1/rl_item")

@@ -17,7 +17,6 @@ from cogr_search.errors import CogrError, InputError
 from cogr_search.keywords import MAX_TERM_BYTES
 from cogr_search.cluster.client import Cluster
 from cogr_search.cluster.documents import item_keywords
-from cogr_search.cluster.engines import API_ERRORS, status_of
 from cogr_search.cluster.indices import alias_target, shape_of, versions, write_blocked
 from cogr_search.cluster.ingest import ingest_items
 from cogr_search.cluster.shadow_build import item_index_from_opensearch
@@ -335,8 +334,9 @@ def test_sync_from_a_run_refuses_incomplete_rounds_and_keywords(cluster_url, ind
 
     _ingest(cluster, index_name)
     run = RunDir.create("r", tmp_path)
+    run.write_config({"data": "", "model": "m", "k_max": 30})
     write_keyword_file(run.item_keywords_path(1), [("p1", ["oak"]), ("p2", ["pillow"])])
-    run.mark_done("round-1", weights_sha256={"item": "ab" * 32})
+    run.mark_done("round-1", weights_sha256={"item": "ab" * 32, "query": "cd" * 32})
     runner = CliRunner()
     base = ["sync", "--index", index_name, "--run", "r", "--runs-dir", str(tmp_path), "--opensearch-url", cluster_url]
 

@@ -19,7 +19,7 @@ from cogr_search.cluster.sync import SyncConfig, prune_versions, sync_keywords
 SYNC_FLAGS = [
     flag("--missing", "missing"),
     flag("--keep", "keep"),
-    flag("--k-max", "k_max", help="Keywords per item kept [default: the run's k_max; 30 for --item-keywords]."),
+    flag("--k-max", "k_max", help="Keywords per item kept [default: 30; with --run, the run's k_max and no other]."),
     flag("--unknown-tolerance", "unknown_tolerance"),
     flag("--chunk-size", "chunk_size"),
     flag("--lease-s", "lease_s"),

@@ -8,7 +8,6 @@ the defaults)."""
 from __future__ import annotations
 
 import contextlib
-import json
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING

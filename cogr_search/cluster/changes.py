@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 
+from cogr_search.cluster import documents as doc_fields
 from cogr_search.cluster.bulk import scan
 from cogr_search.cluster.client import Cluster
 from cogr_search.errors import CogrError
@@ -70,20 +72,62 @@ def as_of(cluster: Cluster, index: str, at: Marks) -> Iterator[list[dict]]:
     return _by_shard(cluster, index, at, "lte")
 
 
-def _ids(cluster: Cluster, index: str) -> Iterator[str]:
-    for page in scan(cluster, index, source=False):
+def _ids(cluster: Cluster, index: str, query: dict | None = None) -> Iterator[str]:
+    for page in scan(cluster, index, query, source=False):
         for hit in page:
             yield hit["_id"]
 
 
-def extra_ids(cluster: Cluster, target: str, source: str) -> list[str]:
+@dataclass
+class IdDiff:
+    """Ids in the target that the source no longer has, and bucket boundaries (every
+    `BUCKET`-th id of the target) that let a later diff look only where counts differ."""
+
+    extra: list[str] = field(default_factory=list)
+    boundaries: list[str] = field(default_factory=list)
+
+
+BUCKET = 1000
+
+
+def extra_ids(cluster: Cluster, target: str, source: str) -> IdDiff:
     """Ids in `target` that `source` no longer has (deleted there), by merging two id-sorted scans."""
-    extra: list[str] = []
+    diff = IdDiff()
     theirs = _ids(cluster, source)
     current = next(theirs, None)
-    for doc_id in _ids(cluster, target):
+    for n, doc_id in enumerate(_ids(cluster, target)):
+        if n % BUCKET == BUCKET - 1:
+            diff.boundaries.append(doc_id)
         while current is not None and current < doc_id:
             current = next(theirs, None)
         if current != doc_id:
-            extra.append(doc_id)
+            diff.extra.append(doc_id)
+    return diff
+
+
+def _ranges(boundaries: list[str]) -> list[dict]:
+    edges: list[str | None] = [None, *boundaries, None]
+    ranges = []
+    for low, high in zip(edges, edges[1:]):
+        bounds = {**({"gt": low} if low is not None else {}), **({"lte": high} if high is not None else {})}
+        ranges.append({"range": {doc_fields.ID: bounds}} if bounds else {"match_all": {}})
+    return ranges
+
+
+def _bucket_counts(cluster: Cluster, index: str, ranges: list[dict]) -> list[int]:
+    body = {"size": 0, "track_total_hits": False,
+            "aggs": {"b": {"filters": {"filters": {str(n): r for n, r in enumerate(ranges)}}}}}
+    buckets = cluster.call(cluster.client.search, index=index, body=body)["aggregations"]["b"]["buckets"]
+    return [int(buckets[str(n)]["doc_count"]) for n in range(len(ranges))]
+
+
+def extra_ids_since(cluster: Cluster, target: str, source: str, boundaries: list[str]) -> list[str]:
+    """`extra_ids` when `target` holds everything `source` does: compare per-bucket counts
+    in one request per index, then diff ids only in the buckets whose counts differ, so
+    the cost follows the number of deletes, not the catalog's size."""
+    ranges = _ranges(boundaries)
+    extra: list[str] = []
+    for query, mine, theirs in zip(ranges, _bucket_counts(cluster, target, ranges), _bucket_counts(cluster, source, ranges)):
+        if mine != theirs:
+            extra += sorted(set(_ids(cluster, target, query)) - set(_ids(cluster, source, query)))
     return extra

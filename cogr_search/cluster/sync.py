@@ -41,7 +41,7 @@ from cogr_search.keywords import DEFAULT_K_MAX
 from cogr_search.cluster import changes
 from cogr_search.cluster import documents as doc_fields
 from cogr_search.cluster import title_pipeline
-from cogr_search.cluster.bulk import BulkFailure, bulk_write, scan
+from cogr_search.cluster.bulk import BulkFailure, bulk_write
 from cogr_search.cluster.client import Cluster
 from cogr_search.cluster.engines import NOT_FOUND
 from cogr_search.cluster.documents import item_keywords, title_is_cut
@@ -303,6 +303,7 @@ class _OnlineCopy:
         self.copy, self.config, self.progress = copy, config, progress
         self.on_chunk = on_chunk
         self.marks: changes.Marks = {}
+        self.boundaries: list[str] = []
 
     def _write(self, pages: Iterator[list[dict]], total: int | None, label: str) -> int:
         with tqdm(total=total, desc=f"{label} -> {self.target}", unit="doc", disable=not self.progress,
@@ -334,9 +335,14 @@ class _OnlineCopy:
         return sent
 
     def drop_deleted(self) -> int:
-        """Remove from the target what the source no longer has."""
+        """Remove from the target what the source no longer has: a full id comparison the
+        first time, then only within the id ranges whose counts differ."""
         self.cluster.call(self.cluster.client.indices.refresh, index=self.target)
-        extra = changes.extra_ids(self.cluster, self.target, self.source)
+        if self.boundaries:
+            extra = changes.extra_ids_since(self.cluster, self.target, self.source, self.boundaries)
+        else:
+            diff = changes.extra_ids(self.cluster, self.target, self.source)
+            extra, self.boundaries = diff.extra, diff.boundaries
         if extra:
             actions = ({"_op_type": "delete", "_index": self.target, "_id": doc_id} for doc_id in extra)
             bulk_write(self.cluster, actions, chunk_size=self.config.chunk_size)

@@ -8,7 +8,6 @@ costs nothing and a host without vLLM never touches it.
 
 from __future__ import annotations
 
-import os
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, replace

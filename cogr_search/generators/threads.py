@@ -9,9 +9,7 @@ machine the torch default (one thread per core) is faster.
 
 from __future__ import annotations
 
-import os
 
-from cogr_search.errors import InputError
 
 
 

@@ -17,12 +17,11 @@ generation steps also resume inside the step (row by row).
 
 from __future__ import annotations
 
-import gc
+import functools
 import random
 import sys
-import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from cogr_search.data import Dataset, load_dataset
@@ -32,7 +31,8 @@ from cogr_search.generators.batch_generate import generate_with_model, item_requ
 from cogr_search.generators.prompts import PromptSet, assistant_text, load_prompts
 from cogr_search.generators.query_context import ContextSource, context_size, write_context_file
 from cogr_search.runs.keyword_files import read_keyword_file, write_keyword_file
-from cogr_search.runs.config import RESUMABLE_CHANGES, Phase1Config, config_differences
+from cogr_search.runs.config import RESUMABLE_CHANGES, Phase1Config
+from cogr_search.runs.steps import StepReport, check_resumed_config, run_steps
 from cogr_search.runs.run_dir import RunDir, atomic_write_json, read_json, weights_digest
 from cogr_search.training.sft_targets import query_targets
 
@@ -49,12 +49,7 @@ STEPS = (
 )
 
 
-@dataclass
-class Phase1Report:
-    run: Path
-    ran: list[str] = field(default_factory=list)
-    skipped: list[str] = field(default_factory=list)
-    details: dict[str, dict] = field(default_factory=dict)
+Phase1Report = StepReport
 
 
 @dataclass
@@ -101,21 +96,8 @@ def run_phase1(
         prompts = _prepare(run, config)
         dataset = load_dataset(Path(config.data), config.relevance_threshold)
         ctx = _Context(config, run, prompts, dataset, progress, echo, context_source)
-        report = Phase1Report(run=run.root)
-        for step, action in _ACTIONS.items():
-            if run.is_done(step):
-                report.skipped.append(step)
-                continue
-            echo(f"[{run.name}] {step} ...")
-            start = time.perf_counter()
-            info = action(ctx)
-            info["seconds"] = round(time.perf_counter() - start, 2)
-            run.mark_done(step, **info)
-            report.ran.append(step)
-            report.details[step] = info
-            echo(f"[{run.name}] {step} done in {info['seconds']:.1f} s")
-            gc.collect()
-        return report
+        steps = [(name, functools.partial(action, ctx)) for name, action in _ACTIONS.items()]
+        return run_steps(run, steps, Phase1Report(run=run.root), echo)
 
 
 def _prepare(run: RunDir, config: Phase1Config) -> PromptSet:
@@ -127,12 +109,7 @@ def _prepare(run: RunDir, config: Phase1Config) -> PromptSet:
         new = config.to_json()
         if not new["prompts_version"]:  # "whatever the run has": only the stored one is known
             new["prompts_version"] = old.get("prompts_version", "")
-        diffs = [d for d in config_differences(old, new) if d not in RESUMABLE_CHANGES]
-        if diffs:
-            raise InputError(
-                f"{run.config_path}: run {run.name!r} was started with other settings ({', '.join(diffs)}); "
-                "use the same options to resume, or a new --run"
-            )
+        check_resumed_config(run.config_path, run, old, new, RESUMABLE_CHANGES, "Phase 1")
         if not run.prompts_path.exists():
             raise CogrError(f"{run.prompts_path}: missing; the run directory is damaged")
         return load_prompts(run.prompts_path)

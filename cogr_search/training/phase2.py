@@ -24,16 +24,15 @@ its newest trainer checkpoint, bulk generation continues row by row.
 
 from __future__ import annotations
 
-import gc
+import functools
 import random
 import sys
-import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from cogr_search.data import Dataset, load_dataset
-from cogr_search.errors import CogrError, InputError
+from cogr_search.errors import CogrError
 from cogr_search.generators.backend import EVAL, INDEX, SamplingParams
 from cogr_search.generators.batch_generate import generate_with_model, item_requests, query_requests
 from cogr_search.generators.prompts import PromptSet, load_prompts
@@ -46,22 +45,23 @@ from cogr_search.runs.config import (
     GRPOSideConfig,
     Phase1Config,
     Phase2Config,
-    config_differences,
 )
+from cogr_search.runs.steps import Step, StepReport, check_resumed_config, run_steps
 from cogr_search.training.keyword_space import keyword_space
 from cogr_search.training.rewards import ItemMarginalReward, QueryF1Reward
 from cogr_search.training.screening import screen_rows
 from cogr_search.runs.run_dir import RunDir, atomic_write_json, read_json, weights_digest
 
 Syncer = Callable[[RunDir, int], dict]
-"""Publishes a finished round (`cluster.sync.run_round_syncer`): the run and the round."""
-"""(round, item keyword file, model tag) -> what the sync did; see `opensearch.sync`."""
+"""Publishes a finished round (`cluster.sync.run_round_syncer`): (run, round) -> what the sync did."""
 
 RL_CONFIG_FILE = "rl_config.json"
 METRICS_FORMAT = 1
 
 
-ROUND_ACTIONS = ("rl_query", "query_keywords", "rl_item", "item_keywords", "round")
+ROUND_ACTIONS = ("rl_query", "query_keywords", "query_metrics", "rl_item", "item_keywords", "item_metrics", "round")
+"""One round's steps. The metrics are steps of their own, after the keyword files they
+measure: a crash while measuring never regenerates keywords."""
 
 
 def step_name(round_: int, action: str) -> str:
@@ -69,17 +69,8 @@ def step_name(round_: int, action: str) -> str:
     return f"round-{round_}" if action == "round" else f"round-{round_}/{action}"
 
 
-def round_steps(round_: int, sync: bool) -> list[str]:
-    """The manifest steps of one round, in order."""
-    return [step_name(round_, a) for a in (*ROUND_ACTIONS, *(("sync",) if sync else ()))]
-
-
 @dataclass
-class Phase2Report:
-    run: Path
-    ran: list[str] = field(default_factory=list)
-    skipped: list[str] = field(default_factory=list)
-    details: dict[str, dict] = field(default_factory=dict)
+class Phase2Report(StepReport):
     phases: list[dict] = field(default_factory=list)
 
 
@@ -135,13 +126,19 @@ def run_phase2(
             raise CogrError(f"run {run.name!r}: Phase 1 is not complete (run `cogr-search train sft` first)")
         _check_config(run, config)
         ctx = open_context(run, config, syncer, progress, echo, callbacks)
-        report = Phase2Report(run=run.root)
-        _record(ctx, report, "round-0/metrics", lambda: _sft_metrics(ctx))
-        for round_ in range(1, config.rounds + 1):
-            for action in (*ROUND_ACTIONS, *(("sync",) if syncer is not None else ())):
-                _record(ctx, report, step_name(round_, action), lambda a=action, r=round_: _ACTIONS[a](ctx, r))
+        report = run_steps(run, _steps(ctx), Phase2Report(run=run.root), echo, _summary,
+                           after_each=lambda: write_metrics(run))
         report.phases = write_metrics(run)
         return report
+
+
+def _steps(ctx: _Context) -> Iterator[Step]:
+    """The SFT metrics, then every round's steps (and its sync, with a syncer), in order."""
+    yield "round-0/metrics", functools.partial(_sft_metrics, ctx)
+    actions = (*ROUND_ACTIONS, *(("sync",) if ctx.syncer is not None else ()))
+    for round_ in range(1, ctx.config.rounds + 1):
+        for action in actions:
+            yield step_name(round_, action), functools.partial(_ACTIONS[action], ctx, round_)
 
 
 def open_context(
@@ -157,22 +154,6 @@ def open_context(
     dataset = load_dataset(Path(phase1.data), phase1.relevance_threshold)
     return _Context(config, phase1, run, load_prompts(run.prompts_path), dataset, read_json(run.split_path),
                     progress, echo, syncer, callbacks)
-
-
-def _record(ctx: _Context, report: Phase2Report, step: str, action: Callable[[], dict]) -> None:
-    if ctx.run.is_done(step):
-        report.skipped.append(step)
-        return
-    ctx.echo(f"[{ctx.run.name}] {step} ...")
-    start = time.perf_counter()
-    info = action()
-    info["seconds"] = round(time.perf_counter() - start, 2)
-    ctx.run.mark_done(step, **info)
-    write_metrics(ctx.run)
-    report.ran.append(step)
-    report.details[step] = info
-    ctx.echo(f"[{ctx.run.name}] {step} done in {info['seconds']:.1f} s{_summary(info)}")
-    gc.collect()
 
 
 def _summary(info: dict) -> str:
@@ -191,12 +172,7 @@ def _check_config(run: RunDir, config: Phase2Config) -> None:
         atomic_write_json(path, config.to_json())
         return
     saved = Phase2Config.from_json(read_json(path), origin=str(path)).to_json()  # new fields at their defaults
-    diffs = [d for d in config_differences(saved, config.to_json()) if d not in RL_RESUMABLE_CHANGES]
-    if diffs:
-        raise InputError(
-            f"{path}: run {run.name!r} started Phase 2 with other settings ({', '.join(diffs)}); "
-            "use the same options to resume, or a new --run"
-        )
+    check_resumed_config(path, run, saved, config.to_json(), RL_RESUMABLE_CHANGES, "Phase 2")
     atomic_write_json(path, config.to_json())  # only resumable fields (e.g. rounds) changed
 
 
@@ -326,13 +302,16 @@ def _sft_metrics(ctx: _Context) -> dict:
 
 
 def _step_query_keywords(ctx: _Context, round_: int) -> dict:
-    info = _generate(ctx, ctx.run.checkpoint_path(round_, "query"), _query_requests(ctx),
+    return _generate(ctx, ctx.run.checkpoint_path(round_, "query"), _query_requests(ctx),
                      ctx.run.query_keywords_path(round_), EVAL, f"query keywords (round {round_})")
+
+
+def _step_query_metrics(ctx: _Context, round_: int) -> dict:
+    """The shadow index's F1 after the query side: round r's queries against round r-1's items."""
     _generate_extra_samples(ctx, round_)
     _generate_item_samples(ctx, round_ - 1)  # present unless --item-samples grew on a resume
     grpo = ctx.run.step_info(f"round-{round_}/rl_query") or {}
-    info["phase_metrics"] = _phase_entry(ctx, f"rl-query-{round_}", round_, round_ - 1, round_, grpo)
-    return info
+    return {"phase_metrics": _phase_entry(ctx, f"rl-query-{round_}", round_, round_ - 1, round_, grpo)}
 
 
 def _step_rl_item(ctx: _Context, round_: int) -> dict:
@@ -343,12 +322,15 @@ def _step_rl_item(ctx: _Context, round_: int) -> dict:
 def _step_item_keywords(ctx: _Context, round_: int) -> dict:
     items = [ctx.dataset.items[i] for i in ctx.split["items"]]
     requests = item_requests(ctx.prompts, items, ctx.phase1.item_keywords)
-    info = _generate(ctx, ctx.run.checkpoint_path(round_, "item"), requests,
+    return _generate(ctx, ctx.run.checkpoint_path(round_, "item"), requests,
                      ctx.run.item_keywords_path(round_), INDEX, f"item keywords (round {round_})")
+
+
+def _step_item_metrics(ctx: _Context, round_: int) -> dict:
+    """The shadow index's F1 after the item side: round r's queries against round r's items."""
     _generate_item_samples(ctx, round_)
     grpo = ctx.run.step_info(f"round-{round_}/rl_item") or {}
-    info["phase_metrics"] = _phase_entry(ctx, f"rl-item-{round_}", round_, round_, round_, grpo)
-    return info
+    return {"phase_metrics": _phase_entry(ctx, f"rl-item-{round_}", round_, round_, round_, grpo)}
 
 
 def _step_round(ctx: _Context, round_: int) -> dict:
@@ -364,8 +346,10 @@ def _step_sync(ctx: _Context, round_: int) -> dict:
 _ACTIONS: dict[str, Callable[[_Context, int], dict]] = {
     "rl_query": _step_rl_query,
     "query_keywords": _step_query_keywords,
+    "query_metrics": _step_query_metrics,
     "rl_item": _step_rl_item,
     "item_keywords": _step_item_keywords,
+    "item_metrics": _step_item_metrics,
     "round": _step_round,
     "sync": _step_sync,
 }
