@@ -108,7 +108,7 @@ def _cluster(settings: Settings, echo: Echo):
     from cogr_search import localnode as local_node
     from cogr_search.cluster.client import connect
 
-    if settings.opensearch_url:
+    if settings.cluster_url:
         return connect(settings)
     info = local_node.start(settings.local_node_home, port=settings.local_port, heap=settings.local_heap)
     echo(f"OpenSearch: {info.url} (local node, home {settings.local_node_home})")

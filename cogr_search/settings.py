@@ -16,6 +16,12 @@ from pydantic import AliasChoices, Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
+def _aliases(name: str) -> AliasChoices:
+    """A connection field's variables: `COGR_CLUSTER_*` first, the older `COGR_OPENSEARCH_*` after
+    (aliases name variables only; `load_settings` maps the older keyword names)."""
+    return AliasChoices(f"COGR_CLUSTER_{name.upper()}", f"COGR_OPENSEARCH_{name.upper()}")
+
+
 def _default_home() -> Path:
     return Path.home() / ".cache" / "cogr-search"
 
@@ -23,32 +29,34 @@ def _default_home() -> Path:
 class Settings(BaseSettings):
     """Where the cluster (OpenSearch or Elasticsearch) is, how to reach it, and where local state lives.
 
-    The `opensearch_*` connection fields keep their names (and `COGR_OPENSEARCH_*`
-    variables) for compatibility; they apply to either engine."""
+    The connection fields are `cluster_*` (`COGR_CLUSTER_*`); their earlier names
+    `opensearch_*` (`COGR_OPENSEARCH_*`, and `opensearch_*=` keywords of `load_settings`) still work."""
 
     model_config = SettingsConfigDict(env_prefix="COGR_", extra="ignore", populate_by_name=True)
 
-    opensearch_url: str | None = Field(
+    cluster_url: str | None = Field(
         default=None,
-        validation_alias=AliasChoices("COGR_CLUSTER_URL", "COGR_OPENSEARCH_URL"),
+        validation_alias=_aliases("url"),
         description="An existing cluster (COGR_CLUSTER_URL, or the older COGR_OPENSEARCH_URL); unset: the local node under `home`.",
     )
     engine: Literal["auto", "opensearch", "elasticsearch"] = Field(
         default="auto",
         description="The cluster's engine (COGR_ENGINE): auto detects it from `GET /`.",
     )
-    opensearch_user: str | None = None
-    opensearch_password: SecretStr | None = None
-    opensearch_verify_certs: bool = True
-    opensearch_ca_certs: Path | None = None
-    opensearch_timeout_s: float = 30.0
-    opensearch_retries: int = Field(default=4, ge=0, description="Retries of transient failures.")
-    opensearch_retry_max_wait_s: float = 8.0
-
+    cluster_user: str | None = Field(default=None, validation_alias=_aliases("user"))
+    cluster_password: SecretStr | None = Field(default=None, validation_alias=_aliases("password"))
+    cluster_verify_certs: bool = Field(default=True, validation_alias=_aliases("verify_certs"))
+    cluster_ca_certs: Path | None = Field(default=None, validation_alias=_aliases("ca_certs"))
+    cluster_timeout_s: float = Field(default=30.0, validation_alias=_aliases("timeout_s"))
+    cluster_retries: int = Field(default=4, ge=0, validation_alias=_aliases("retries"),
+                                 description="Retries of transient failures.")
+    cluster_retry_max_wait_s: float = Field(default=8.0, validation_alias=_aliases("retry_max_wait_s"))
     home: Path = Field(default_factory=_default_home, description="Caches and the local node.")
     runs_dir: Path = Field(default=Path("runs"), description="Folder of training runs (COGR_RUNS_DIR).")
     torch_threads: int | None = Field(default=None, ge=1, description="torch intra-op threads (COGR_TORCH_THREADS).")
-    backend: str = Field(default="auto", description="Generation backend: auto, hf or vllm (COGR_BACKEND).")
+    backend: Literal["auto", "transformers", "vllm"] = Field(
+        default="auto", description="Generation backend: auto, transformers or vllm (COGR_BACKEND)."
+    )
     mappings_dir: Path | None = Field(default=None, description="Index templates instead of the packaged ones (COGR_MAPPINGS_DIR).")
     plugins_dir: Path | None = Field(default=None, description="Maven project of the local-node launcher (COGR_PLUGINS_DIR).")
     debug: bool = Field(default=False, description="Show tracebacks instead of one-line errors (read by the CLI's error handler).")
@@ -60,9 +68,16 @@ class Settings(BaseSettings):
 
     @property
     def local_node_home(self) -> Path:
-        return self.home / "opensearch"
+        return self.node_home("opensearch")
+
+    def node_home(self, engine: str) -> Path:
+        """Where `cogr-search <engine> start` keeps its node by default."""
+        return self.home / engine
 
 
 def load_settings(**overrides: object) -> Settings:
-    """Build settings from the environment, with non-None overrides (CLI flags) on top."""
-    return Settings(**{k: v for k, v in overrides.items() if v is not None})
+    """Build settings from the environment, with non-None overrides (CLI flags) on top;
+    `opensearch_*` keywords are the older names of the `cluster_*` fields."""
+    renamed = {(f"cluster_{k.removeprefix('opensearch_')}" if k.startswith("opensearch_") else k): v
+               for k, v in overrides.items()}
+    return Settings(**{k: v for k, v in renamed.items() if v is not None})

@@ -49,7 +49,7 @@ def test_every_variable_has_a_field(monkeypatch, tmp_path: Path) -> None:
         "COGR_CLUSTER_URL": "http://127.0.0.1:1",
         "COGR_RUNS_DIR": str(tmp_path / "runs"),
         "COGR_TORCH_THREADS": "2",
-        "COGR_BACKEND": "hf",
+        "COGR_BACKEND": "transformers",
         "COGR_MAPPINGS_DIR": str(tmp_path),
         "COGR_PLUGINS_DIR": str(tmp_path / "plugins"),
         "COGR_DEBUG": "1",
@@ -59,18 +59,18 @@ def test_every_variable_has_a_field(monkeypatch, tmp_path: Path) -> None:
         monkeypatch.setenv(key, value)
     monkeypatch.delenv("COGR_OPENSEARCH_URL", raising=False)
     s = load_settings()
-    assert (s.opensearch_url, s.runs_dir, s.torch_threads, s.backend) == ("http://127.0.0.1:1", tmp_path / "runs", 2, "hf")
+    assert (s.cluster_url, s.runs_dir, s.torch_threads, s.backend) == ("http://127.0.0.1:1", tmp_path / "runs", 2, "transformers")
     assert (s.mappings_dir, s.plugins_dir, s.debug, s.engine) == (tmp_path, tmp_path / "plugins", True, "elasticsearch")
     monkeypatch.setenv("COGR_OPENSEARCH_URL", "http://127.0.0.1:2")
-    assert load_settings().opensearch_url == "http://127.0.0.1:1"  # the engine-neutral name wins over the older one
+    assert load_settings().cluster_url == "http://127.0.0.1:1"  # the engine-neutral name wins over the older one
     monkeypatch.delenv("COGR_CLUSTER_URL")
-    assert load_settings().opensearch_url == "http://127.0.0.1:2"  # the older name still works
+    assert load_settings().cluster_url == "http://127.0.0.1:2"  # the older name still works
     monkeypatch.setenv("COGR_CLUSTER_URL", "http://127.0.0.1:1")
-    assert load_settings(opensearch_url="http://127.0.0.1:3").opensearch_url == "http://127.0.0.1:3"  # flags win
+    assert load_settings(opensearch_url="http://127.0.0.1:3").cluster_url == "http://127.0.0.1:3"  # flags win
     monkeypatch.setenv("OPENSEARCH_URL", "http://elsewhere:9")  # no prefix: not ours
     monkeypatch.delenv("COGR_OPENSEARCH_URL")
     monkeypatch.delenv("COGR_CLUSTER_URL")
-    assert load_settings().opensearch_url is None
+    assert load_settings().cluster_url is None
     assert "runs_dir" in Settings.model_fields
 
 
@@ -90,3 +90,32 @@ def test_unknown_engine_is_a_settings_error(monkeypatch) -> None:
     monkeypatch.setenv("COGR_ENGINE", "solr")
     with pytest.raises(pydantic.ValidationError, match="engine"):
         load_settings()
+
+
+def test_backend_accepts_exactly_the_documented_values(monkeypatch) -> None:
+    import pydantic
+    import pytest
+
+    for value in ("auto", "transformers", "vllm"):
+        monkeypatch.setenv("COGR_BACKEND", value)
+        assert load_settings().backend == value
+    monkeypatch.setenv("COGR_BACKEND", "hf")
+    with pytest.raises(pydantic.ValidationError, match="backend"):
+        load_settings()
+
+
+def test_resolve_url_finds_a_local_node_of_either_engine(tmp_path: Path) -> None:
+    import json
+
+    from cogr_search.cluster.client import resolve_url
+
+    settings = Settings(home=tmp_path, cluster_url=None, local_port=9299)
+    assert resolve_url(settings) == "http://127.0.0.1:9299"
+    record = {"pid": 1, "port": 9201, "url": "http://127.0.0.1:9201/"}
+    (tmp_path / "elasticsearch").mkdir()
+    (tmp_path / "elasticsearch" / "node.json").write_text(json.dumps(record))
+    assert resolve_url(settings) == "http://127.0.0.1:9201"
+    (tmp_path / "opensearch").mkdir()
+    (tmp_path / "opensearch" / "node.json").write_text(json.dumps({**record, "port": 9200, "url": "http://127.0.0.1:9200"}))
+    assert resolve_url(settings) == "http://127.0.0.1:9200"
+    assert resolve_url(load_settings(home=tmp_path, opensearch_url="http://db:9200/")) == "http://db:9200"

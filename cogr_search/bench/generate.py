@@ -141,7 +141,6 @@ def _mean_prompt_tokens(engine: GeneratorBackend, conversations: Sequence) -> fl
 def random_model_like(folder: Path, out: Path) -> Path:
     """A randomly initialised model with `folder`'s architecture and tokenizer: a clean
     throughput subject (it never emits its end token, so every row runs to the cap)."""
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
     import torch
     from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
 

@@ -132,9 +132,9 @@ def run(
     texts, source = _query_texts(run_dir, data, max_queries)
     settings = cluster.settings
     auth = None
-    if settings.opensearch_user:
-        password = settings.opensearch_password.get_secret_value() if settings.opensearch_password else ""
-        auth = (settings.opensearch_user, password)
+    if settings.cluster_user:
+        password = settings.cluster_password.get_secret_value() if settings.cluster_password else ""
+        auth = (settings.cluster_user, password)
     client = _SearchClient(cluster.url, auth)
     pipeline_note = _pipeline_state(client, pipeline)
 

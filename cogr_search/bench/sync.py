@@ -47,9 +47,10 @@ class Writer(threading.Thread):
     one (in turn). A write refused by a freeze is retried until it goes through; the
     longest such wait is the application's view of the freeze."""
 
-    def __init__(self, cluster: Cluster, items: list[Item], rate: float) -> None:
+    def __init__(self, cluster: Cluster, items: list[Item], rate: float, first_op: int = 0) -> None:
         super().__init__(daemon=True)
         self.cluster, self.items, self.interval = cluster, items, 1.0 / rate
+        self.first_op = first_op  # a later sync's writer goes on where the last one stopped
         self.stop = threading.Event()
         self.ops = self.refusals = 0
         self.max_refused_s = 0.0
@@ -64,7 +65,7 @@ class Writer(threading.Thread):
             client.delete(index=ALIAS, id=self.items[-1 - n // 3].id, ignore=[404])
 
     def run(self) -> None:
-        n = 0
+        n = self.first_op
         while not self.stop.wait(self.interval):
             refused_since = None
             while True:
@@ -95,9 +96,10 @@ def run(data: Path, settings: Settings, port: int | None, heap: str, max_items: 
             raise CogrError(f"bench sync: {ingest.failed} items failed to ingest ({ingest.failures[0]})")
         docs = _raw_docs(items, keywords, config) if raw else []
         raws = [raw_bulk_rate(info.url, cluster, "bench-raw-bulk", docs)] if raw else []
-        syncs = []
+        syncs: list[dict] = []
+        ops = 0
         for round_ in (1, 2):
-            writer = Writer(cluster, items, write_rate) if write_rate > 0 else None
+            writer = Writer(cluster, items, write_rate, first_op=ops) if write_rate > 0 else None
             if writer is not None:
                 writer.start()
             try:
@@ -106,6 +108,7 @@ def run(data: Path, settings: Settings, port: int | None, heap: str, max_items: 
                 if writer is not None:
                     writer.stop.set()
                     writer.join()
+                    ops += writer.ops
             syncs.append({"sync_s": round(result.seconds, 2), "freeze_s": round(result.freeze_s, 3),
                           "docs_per_s": round(result.documents / result.seconds, 1), "caught_up": result.caught_up,
                           "deleted": result.deleted_documents, "writer_ops": writer.ops if writer else 0,

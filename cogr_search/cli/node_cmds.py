@@ -35,7 +35,7 @@ def node_group(engine: Launcher) -> click.Group:
     )
 
     def _home(home: Path | None) -> Path:
-        return home if home is not None else settings_from().home / engine.name
+        return home if home is not None else settings_from().node_home(engine.name)
 
     @click.group(
         name=engine.name,

@@ -208,7 +208,7 @@ def bulk_write(
     for chunk, payload in _prefetched((chunk, _payload(chunk)) for chunk in _chunks(actions, chunk_size)):
         result, busy = _send(cluster, chunk, payload)
         attempt = 0
-        while busy and attempt < cluster.settings.opensearch_retries:
+        while busy and attempt < cluster.settings.cluster_retries:
             attempt += 1
             time.sleep(cluster.backoff_s(attempt))  # back off before resending, as `call` does
             retried, busy = _send(cluster, busy)

@@ -9,7 +9,6 @@ everything that differs between the two, is `Cluster.engine` (`cluster/engines.p
 
 from __future__ import annotations
 
-import json
 from types import SimpleNamespace
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -38,12 +37,16 @@ class ClusterUnreachable(CogrError):
 
 def resolve_url(settings: Settings) -> str:
     """The cluster to use: `COGR_CLUSTER_URL` (or `COGR_OPENSEARCH_URL`), else the local
-    node recorded under home."""
-    if settings.opensearch_url:
-        return settings.opensearch_url.rstrip("/")
-    record = settings.local_node_home / "node.json"
-    if record.exists():
-        return str(json.loads(record.read_text())["url"]).rstrip("/")
+    node recorded under home (OpenSearch's, else Elasticsearch's), else the default port."""
+    from cogr_search.localnode import ENGINES
+    from cogr_search.localnode.record import read_record
+
+    if settings.cluster_url:
+        return settings.cluster_url.rstrip("/")
+    for engine in ENGINES:
+        record = read_record(settings.node_home(engine))
+        if record is not None:
+            return record["url"].rstrip("/")
     return f"http://127.0.0.1:{settings.local_port}"
 
 
@@ -83,7 +86,7 @@ class Cluster:
         the response comes back as a plain dict whichever client answered."""
         retrying = Retrying(
             retry=retry_if_exception(is_transient),
-            stop=stop_after_attempt(self.settings.opensearch_retries + 1),
+            stop=stop_after_attempt(self.settings.cluster_retries + 1),
             wait=self._wait,
             reraise=False,
         )
@@ -94,7 +97,7 @@ class Cluster:
             label = self._engine.label if self._engine else "the cluster"
             raise ClusterUnreachable(
                 f"cannot reach {label} at {self.url} after "
-                f"{self.settings.opensearch_retries + 1} attempts: {one_line(cause)}"
+                f"{self.settings.cluster_retries + 1} attempts: {one_line(cause)}"
             ) from cause
 
     def request(self, method: str, path: str, body: object = None, params: dict | None = None) -> Any:
@@ -103,7 +106,7 @@ class Cluster:
 
     @property
     def _wait(self) -> wait_exponential:
-        return wait_exponential(multiplier=0.25, max=self.settings.opensearch_retry_max_wait_s)
+        return wait_exponential(multiplier=0.25, max=self.settings.cluster_retry_max_wait_s)
 
     def backoff_s(self, attempt: int) -> float:
         """Seconds to wait before retry number `attempt` (1-based): the same backoff as

@@ -242,10 +242,10 @@ def _opensearch_client(url: str, settings: Settings, auth: tuple[str, str] | Non
     return OpenSearch(
         hosts=[url],
         http_auth=auth,
-        verify_certs=settings.opensearch_verify_certs,
-        ssl_show_warn=settings.opensearch_verify_certs,
-        ca_certs=str(settings.opensearch_ca_certs) if settings.opensearch_ca_certs else None,
-        timeout=settings.opensearch_timeout_s,
+        verify_certs=settings.cluster_verify_certs,
+        ssl_show_warn=settings.cluster_verify_certs,
+        ca_certs=str(settings.cluster_ca_certs) if settings.cluster_ca_certs else None,
+        timeout=settings.cluster_timeout_s,
         max_retries=0,
         retry_on_timeout=False,
         http_compress=False,
@@ -260,14 +260,14 @@ def _elasticsearch_client(url: str, settings: Settings, auth: tuple[str, str] | 
         )
     options: dict[str, object] = {}
     if url.startswith("https"):  # TLS options are refused for http:// nodes
-        options["verify_certs"] = settings.opensearch_verify_certs
-        options["ssl_show_warn"] = settings.opensearch_verify_certs
-        if settings.opensearch_ca_certs:
-            options["ca_certs"] = str(settings.opensearch_ca_certs)
+        options["verify_certs"] = settings.cluster_verify_certs
+        options["ssl_show_warn"] = settings.cluster_verify_certs
+        if settings.cluster_ca_certs:
+            options["ca_certs"] = str(settings.cluster_ca_certs)
     return _es.Elasticsearch(
         hosts=[url],
         basic_auth=auth,
-        request_timeout=settings.opensearch_timeout_s,
+        request_timeout=settings.cluster_timeout_s,
         max_retries=0,
         retry_on_timeout=False,
         retry_on_status=(),
@@ -303,7 +303,7 @@ def probe_root(url: str, settings: Settings) -> tuple[dict, dict[str, str]]:
 
 
 def _auth(settings: Settings) -> tuple[str, str] | None:
-    if not settings.opensearch_user:
+    if not settings.cluster_user:
         return None
-    password = settings.opensearch_password.get_secret_value() if settings.opensearch_password else ""
-    return (settings.opensearch_user, password)
+    password = settings.cluster_password.get_secret_value() if settings.cluster_password else ""
+    return (settings.cluster_user, password)

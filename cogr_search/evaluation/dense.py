@@ -61,8 +61,6 @@ class DenseEncoder:
     @property
     def model(self):
         if self._model is None:
-            os.environ.setdefault("HF_HUB_OFFLINE", "1")
-            os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
             try:
                 from sentence_transformers import SentenceTransformer
                 from transformers.utils import logging as hf_logging

@@ -46,7 +46,6 @@ class HFBackend(GeneratorBackend):
         decoder: str = "own",
     ) -> None:
         super().__init__(model_path)
-        os.environ.setdefault("HF_HUB_OFFLINE", "1")
         os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer

@@ -84,7 +84,6 @@ def ensure_default_model(settings: Settings | None = None) -> Path:
 
 def _convert(gguf: Path, out_dir: Path) -> None:
     """Dequantize the GGUF with transformers and save model + tokenizer as safetensors."""
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     tokenizer = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)

@@ -9,7 +9,6 @@ the same `Generation` record as the transformers backend.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
@@ -31,7 +30,6 @@ class VLLMBackend(GeneratorBackend):
         enforce_eager: bool = False,
     ) -> None:
         super().__init__(model_path)
-        os.environ.setdefault("HF_HUB_OFFLINE", "1")
         from transformers import AutoTokenizer
         from vllm import LLM
 

@@ -81,7 +81,6 @@ def train_grpo(
     """
     if not rows:
         raise CogrError(f"GRPO for {out_dir}: no training prompts")
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
     import torch

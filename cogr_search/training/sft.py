@@ -71,7 +71,6 @@ def train_sft(
     `callbacks` are transformers `TrainerCallback`s (progress hooks, tests)."""
     if not examples:
         raise CogrError(f"SFT for {out_dir}: no training examples")
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     import torch
     from datasets import Dataset as HFDataset
