@@ -138,7 +138,6 @@ def run_demo(settings: Settings, options: DemoOptions, echo: Echo) -> DemoResult
     from cogr_search.evaluation.cogr import evaluate_cogr
     from cogr_search.evaluation.methods import evaluate_bm25, evaluate_hybrid, split_of_run
     from cogr_search.evaluation.report import write_report
-    from cogr_search.runs.keyword_files import read_keyword_file
     from cogr_search.cluster.indices import alias_target
     from cogr_search.cluster.ingest import ingest_items
     from cogr_search.cluster.sync import run_round_syncer
@@ -172,7 +171,7 @@ def run_demo(settings: Settings, options: DemoOptions, echo: Echo) -> DemoResult
     hybrid = evaluate_hybrid(cluster, options.index, split)  # the served round's keywords as document expansion
     report_path = run.root / "report.md"
     write_report([*reports, hybrid], report_path, run.root / "report.png", title="cogr-search demo: BM25 vs CoGR keywords")
-    example = _example(cluster, options.index, split.evaluate, read_keyword_file(run.query_keywords_path(round_)))
+    example = _example(cluster, options.index, split.evaluate, run, round_)
     return DemoResult(cluster.url, run.root, options.index, reports, report_path, example, phases, hybrid)
 
 
@@ -183,30 +182,30 @@ def _sync_line(alias: str, synced: dict) -> str:
             f"keywords, {synced['title_only']} title only)")
 
 
-def _example(cluster, alias: str, dataset, query_keywords: dict[str, list[str]]) -> dict:
-    """A held-out query that retrieves something: its keywords and the top items."""
-    from cogr_search.keywords import representation
-    from cogr_search.cluster.query import keyword_query
+def _example(cluster, alias: str, dataset, run, round_: int) -> dict:
+    """A held-out query that retrieves something, searched the way an app would
+    (`CogrSearch`), with the round's stored query keywords: its keywords and top items."""
+    from cogr_search.runs.keyword_files import read_keyword_file
+    from cogr_search.serve.client import CogrSearch
+    from cogr_search.serve.expander import StoredExpander
 
+    spec = run.serving_spec(round_)
+    stored = read_keyword_file(run.query_keywords_path(round_))
+    by_text = {q.text: stored.get(qid, []) for qid, q in dataset.queries.items()}
+    search = CogrSearch(cluster.client, StoredExpander(by_text, run=spec.run, round_=round_, model=spec.query_model,
+                                                       k_max=spec.k_max), index=alias)
     relevant = dataset.relevant()
     example: dict = {}
-    for qid in sorted(dataset.queries, key=lambda q: (not query_keywords.get(q), q)):
-        text = dataset.queries[qid].text
-        rep = representation(query_keywords.get(qid, []), text)
-        body = {"query": keyword_query(rep), "size": 5, "_source": ["title", "cogr_keywords"]}
-        hits = cluster.call(cluster.client.search, index=alias, body=body)["hits"]
+    for qid in sorted(dataset.queries, key=lambda q: (not stored.get(q), q)):
+        result = search.search(dataset.queries[qid].text, size=5, source=["title"], explain=True)
         example = {
-            "query": text,
-            "keywords": rep,
-            "retrieved": hits["total"]["value"],
+            "query": result.text,
+            "keywords": result.representation,
+            "retrieved": result.total,
             "hits": [
-                {
-                    "id": h["_id"],
-                    "title": h["_source"]["title"],
-                    "relevant": h["_id"] in relevant.get(qid, set()),
-                    "matched": [k for k in h["_source"].get("cogr_keywords", []) if k in rep],
-                }
-                for h in hits["hits"]
+                {"id": h.id, "title": (h.source or {}).get("title", ""), "relevant": h.id in relevant.get(qid, set()),
+                 "matched": h.matched or []}
+                for h in result.hits
             ],
         }
         if example["hits"]:

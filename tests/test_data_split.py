@@ -26,7 +26,7 @@ def test_split_partitions_queries_and_keeps_items(n: int, fraction: float, seed:
     train, val = ds.split(fraction, seed)
     assert set(train.queries) | set(val.queries) == set(ds.queries)
     assert not set(train.queries) & set(val.queries)
-    assert len(val.queries) >= 1 and len(train.queries) >= 0
+    assert len(val.queries) == min(n - 1, max(1, round(n * fraction))) and len(train.queries) >= 1
     assert train.items is ds.items and val.items is ds.items
     assert set(val.labels) == set(val.queries)
     assert ds.split(fraction, seed) == (train, val)

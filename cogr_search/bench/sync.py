@@ -16,6 +16,7 @@ from __future__ import annotations
 import statistics
 import threading
 import time
+from datetime import datetime, timezone
 from pathlib import Path
 
 from cogr_search.bench.ingest import Doc, raw_bulk_rate
@@ -138,5 +139,5 @@ def run(data: Path, settings: Settings, port: int | None, heap: str, max_items: 
 
 
 def _raw_docs(items: list[Item], keywords: dict[str, list[str]], config: SyncConfig) -> list[Doc]:
-    provenance = {fields.ROUND: 1, fields.MODEL: MODEL, fields.UPDATED_AT: "2026-01-01T00:00:00+00:00"}
+    provenance = fields.provenance(1, MODEL, datetime(2026, 1, 1, tzinfo=timezone.utc))
     return [(i.id, {**item_document(i, keywords[i.id], config.k_max), **provenance}) for i in items]

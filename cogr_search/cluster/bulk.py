@@ -21,7 +21,8 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import TypeVar
+from itertools import islice
+from typing import Protocol, TypeVar
 
 from cogr_search.cluster import documents as doc_fields
 from cogr_search.cluster.client import Cluster
@@ -90,6 +91,31 @@ def _lines(action: dict) -> tuple[str, str, str | None]:
     )
 
 
+T = TypeVar("T")
+MAX_REPORTED_FAILURES = 5
+
+
+class FailureReport(Protocol):
+    """A job's report that counts failed items and keeps the first few reasons."""
+
+    failed: int
+    failures: list[str]
+
+
+def count_failure(report: FailureReport, item_id: str, reason: str) -> None:
+    """Count one failed item; keep its one-line reason among the first few (ingest, enrich)."""
+    report.failed += 1
+    if len(report.failures) < MAX_REPORTED_FAILURES:
+        report.failures.append(f"{item_id[:80]}: {reason}")
+
+
+def batched(items: Iterable[T], size: int) -> Iterator[list[T]]:
+    """Lists of up to `size` consecutive items (itertools.batched, from Python 3.12 on)."""
+    iterator = iter(items)
+    while batch := list(islice(iterator, size)):
+        yield batch
+
+
 def _chunks(actions: Iterable[dict], chunk_size: int) -> Iterator[list[tuple[str, str, str | None]]]:
     chunk: list[tuple[str, str, str | None]] = []
     size = 0
@@ -106,7 +132,6 @@ def _chunks(actions: Iterable[dict], chunk_size: int) -> Iterator[list[tuple[str
 
 
 _DONE = object()
-T = TypeVar("T")
 
 
 def _prefetched(chunks: Iterator[T], depth: int = 2) -> Iterator[T]:

@@ -7,6 +7,7 @@ the mapping in mappings/ and the documents written to it cannot drift apart.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime, timezone
 from typing import Protocol
 
 from cogr_search.keywords import DEFAULT_K_MAX, fits_term_limit, normalize, representation
@@ -28,6 +29,13 @@ class ItemLike(Protocol):
     id: str
     title: str
     description: str
+
+
+def provenance(round_: int, model: str, at: datetime | None = None) -> dict:
+    """The provenance fields of documents whose keywords a generator wrote: which round,
+    which model (run + round + weights hash), when (UTC, seconds; `at` for fixed output)."""
+    when = (at or datetime.now(timezone.utc)).isoformat(timespec="seconds")
+    return {ROUND: round_, MODEL: model, UPDATED_AT: when}
 
 
 def item_keywords(keywords: Sequence[str], title: str, k_max: int | None = DEFAULT_K_MAX) -> list[str]:

@@ -12,23 +12,20 @@ the batch in progress.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from datetime import datetime, timezone
-from itertools import islice
 
 from tqdm import tqdm
 
 from cogr_search.errors import CogrError
 from cogr_search.cluster import documents as doc_fields
-from cogr_search.cluster.bulk import bulk_write
+from cogr_search.cluster.bulk import batched, bulk_write, count_failure
 from cogr_search.cluster.client import Cluster
 from cogr_search.cluster.documents import ItemLike
 from cogr_search.cluster.indices import alias_target
 from cogr_search.serve.expander import Expander
 
-MAX_REPORTED_FAILURES = 5
 
 
 @dataclass
@@ -54,12 +51,6 @@ class EnrichReport:
             f"enriched {self.index} with {self.model}: {self.generated} items generated, {self.written} written, "
             f"{self.skipped} already current, {self.failed} failed; {self.seconds:.1f} s"
         )
-
-
-def _batches(items: Iterable[ItemLike], size: int) -> Iterator[list[ItemLike]]:
-    iterator = iter(items)
-    while batch := list(islice(iterator, size)):
-        yield batch
 
 
 def _current_models(cluster: Cluster, index: str, ids: Sequence[str]) -> dict[str, str | None]:
@@ -93,21 +84,17 @@ def enrich_index(
     if index is None:
         raise CogrError(f"alias {alias!r} does not exist: ingest the catalog first")
     report = EnrichReport(index=index, model=expander.model, round=expander.round)
-    provenance = {
-        doc_fields.ROUND: expander.round,
-        doc_fields.MODEL: expander.model,
-        doc_fields.UPDATED_AT: datetime.now(timezone.utc).isoformat(timespec="seconds"),
-    }
+    provenance = doc_fields.provenance(expander.round, expander.model)
     bar = tqdm(total=total, desc=f"enrich -> {alias}", unit="item", disable=not progress, leave=False)
     try:
-        for batch in _batches(items, batch_size):
+        for batch in batched(items, batch_size):
             report.items += len(batch)
             current = _current_models(cluster, index, [i.id for i in batch])
             todo = [i for i in batch if i.id in current and current[i.id] != expander.model]
             report.skipped += sum(1 for i in batch if current.get(i.id) == expander.model)
             for item in batch:
                 if item.id not in current:
-                    _fail(report, item.id, "no such document in the index (not ingested)")
+                    count_failure(report, item.id, "no such document in the index (not ingested)")
             if todo:
                 keywords = expander.expand_items(todo)
                 report.generated += len(todo)
@@ -125,13 +112,7 @@ def _write(cluster: Cluster, actions: list[dict], report: EnrichReport) -> None:
     result = bulk_write(cluster, actions)
     report.written += result.written
     for failure in result.failures:
-        _fail(report, failure.id, failure.reason)
-
-
-def _fail(report: EnrichReport, item_id: str, reason: str) -> None:
-    report.failed += 1
-    if len(report.failures) < MAX_REPORTED_FAILURES:
-        report.failures.append(f"{item_id[:80]}: {reason}")
+        count_failure(report, failure.id, failure.reason)
 
 
 def enrich_from_run(

@@ -18,19 +18,17 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from itertools import islice
 
 from tqdm import tqdm
 
 from cogr_search.keywords import term
 from cogr_search.cluster import documents as doc_fields
-from cogr_search.cluster.bulk import BulkFailure, BulkResult, bulk_write
+from cogr_search.cluster.bulk import BulkFailure, BulkResult, batched, bulk_write, count_failure
 from cogr_search.cluster.client import Cluster
 from cogr_search.cluster.documents import ItemLike, item_document, item_keywords
 from cogr_search.cluster.indices import alias_target, create_index
 
 CHUNK_SIZE = 500
-MAX_REPORTED_FAILURES = 5
 MAX_ID_BYTES = 512  # OpenSearch rejects the whole _bulk request over a longer _id
 BLOCKED_HINT = "writes are blocked while a sync copies this version (or one was interrupted: rerun that sync)"
 
@@ -76,10 +74,8 @@ class IngestReport:
 
 
 def _fail(report: IngestReport, failure: BulkFailure) -> None:
-    report.failed += 1
-    if len(report.failures) < MAX_REPORTED_FAILURES:
-        hint = f" ({BLOCKED_HINT})" if "cluster_block_exception" in failure.reason else ""
-        report.failures.append(f"{failure.id[:80]}: {failure.reason}{hint}")
+    hint = f" ({BLOCKED_HINT})" if "cluster_block_exception" in failure.reason else ""
+    count_failure(report, failure.id, f"{failure.reason}{hint}")
 
 
 def _sendable(report: IngestReport, items: Iterable[ItemLike], bar: tqdm) -> Iterator[ItemLike]:
@@ -134,8 +130,7 @@ class _Writer:
         if self.mode == "index":
             yield from (self._action(item.id, item_document(item)) for item in items)
             return
-        iterator = iter(items)
-        while batch := list(islice(iterator, self.chunk_size)):
+        for batch in batched(items, self.chunk_size):
             found = self.cluster.call(self.cluster.client.mget, index=self.index, body={"ids": [i.id for i in batch]})
             stored = {d["_id"]: d["_source"] for d in found["docs"] if d.get("found")}
             for item in batch:

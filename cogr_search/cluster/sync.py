@@ -30,7 +30,6 @@ import json
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from datetime import datetime, timezone
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -278,14 +277,6 @@ class _Copy:
                     yield {"_op_type": "index", "_index": target, "_id": hit["_id"], "_source": doc}
 
 
-def _provenance(meta: dict) -> dict:
-    return {
-        doc_fields.ROUND: meta["round"],
-        doc_fields.MODEL: meta["model"],
-        doc_fields.UPDATED_AT: datetime.now(timezone.utc).isoformat(timespec="seconds"),
-    }
-
-
 def _rejected(cluster: Cluster, alias: str, source: str, target: str, failures: list[BulkFailure]) -> SyncRejected:
     cluster.call(cluster.client.indices.delete, index=target)
     return SyncRejected(
@@ -410,7 +401,7 @@ def sync_keywords(
         if title_pipeline.install(cluster, source):
             notify(f"documents written to {alias} carry their title keyword ({title_pipeline.PIPELINE})")
         target = plan.target or _fresh_target(cluster, alias, source, round_, meta)
-        copy = _Copy(keywords, config, _provenance(meta), result)
+        copy = _Copy(keywords, config, doc_fields.provenance(round_, model), result)
         online = _OnlineCopy(cluster, alias, source, target.name, copy, config, progress, on_chunk)
         lease.phase("copy")
         online.full_pass()

@@ -85,12 +85,14 @@ class Dataset:
         """(train, val) along the query dimension, seeded; every item stays in both.
 
         Query ids are sorted before shuffling so the split does not depend on file order.
+        Each side keeps at least one query (of two or more): a split with nothing to train
+        on, or nothing to score, is of no use.
         """
         if not 0.0 < fraction < 1.0:
             raise InputError(f"split fraction must be between 0 and 1, got {fraction}")
         ids = sorted(self.queries)
         random.Random(seed).shuffle(ids)
-        n_val = max(1, round(len(ids) * fraction)) if len(ids) > 1 else 0
+        n_val = min(len(ids) - 1, max(1, round(len(ids) * fraction))) if len(ids) > 1 else 0
         val_ids = set(ids[:n_val])
         train = [q for q in self.queries if q not in val_ids]
         val = [q for q in self.queries if q in val_ids]

@@ -100,6 +100,25 @@ class RunExpander:
         self._generators.clear()
 
 
+class StoredExpander:
+    """Keywords generated beforehand (a run's query keyword file), looked up by text:
+    for queries known in advance, such as a labelled set, no model is loaded. A text
+    without stored keywords gets none, so it matches with its own text only."""
+
+    def __init__(self, keywords_by_text: dict[str, list[str]], *, run: str, round_: int, model: str, k_max: int) -> None:
+        self.keywords_by_text = keywords_by_text
+        self.run, self.round, self.model, self.k_max = run, round_, model, k_max
+
+    def expand_queries(self, texts: Sequence[str]) -> list[list[str]]:
+        return [list(self.keywords_by_text.get(text, []))[: self.k_max] for text in texts]
+
+    def expand_items(self, items: Sequence[ItemLike]) -> list[list[str]]:
+        raise CogrError("stored query keywords cannot expand items")
+
+    def close(self) -> None:
+        """Nothing is held."""
+
+
 class ServiceExpander:
     """A running `cogr-search serve`, reached over HTTP with the standard library."""
 

@@ -3,6 +3,8 @@
  */
 package org.cogr.opensearch.ingest;
 
+import org.cogr.opensearch.DocumentFields;
+
 import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;
@@ -53,10 +55,6 @@ public final class CogrKeywordsProcessor extends AbstractBatchingProcessor {
 
     public static final String TYPE = "cogr_keywords";
 
-    public static final String KEYWORDS_FIELD = "cogr_keywords";
-    public static final String ROUND_FIELD = "cogr_round";
-    public static final String MODEL_FIELD = "cogr_model";
-    public static final String UPDATED_AT_FIELD = "cogr_updated_at";
 
     /** How long a model tag learned from the service is trusted before /health is asked again. */
     static final long MODEL_RECHECK_NANOS = 10_000_000_000L;
@@ -220,8 +218,8 @@ public final class CogrKeywordsProcessor extends AbstractBatchingProcessor {
         if (model == null) {
             return false;
         }
-        Object docModel = doc.getFieldValue(MODEL_FIELD, Object.class, true);
-        return model.equals(docModel) && doc.hasField(KEYWORDS_FIELD);
+        Object docModel = doc.getFieldValue(DocumentFields.MODEL, Object.class, true);
+        return model.equals(docModel) && doc.hasField(DocumentFields.KEYWORDS);
     }
 
     private void fill(List<IngestDocumentWrapper> wrappers, List<Integer> sent, Expansion expansion) {
@@ -229,14 +227,14 @@ public final class CogrKeywordsProcessor extends AbstractBatchingProcessor {
         for (int k = 0; k < sent.size(); k++) {
             IngestDocument doc = wrappers.get(sent.get(k)).getIngestDocument();
             List<String> keywords = KeywordNormalizer.representation(expansion.keywords().get(k), text(doc, titleField), kMax);
-            doc.setFieldValue(KEYWORDS_FIELD, keywords);
+            doc.setFieldValue(DocumentFields.KEYWORDS, keywords);
             if (expansion.round() != null) {
-                doc.setFieldValue(ROUND_FIELD, expansion.round());
+                doc.setFieldValue(DocumentFields.ROUND, expansion.round());
             }
             if (expansion.model() != null) {
-                doc.setFieldValue(MODEL_FIELD, expansion.model());
+                doc.setFieldValue(DocumentFields.MODEL, expansion.model());
             }
-            doc.setFieldValue(UPDATED_AT_FIELD, now);
+            doc.setFieldValue(DocumentFields.UPDATED_AT, now);
         }
     }
 

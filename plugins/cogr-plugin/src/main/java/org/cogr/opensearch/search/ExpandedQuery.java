@@ -3,6 +3,8 @@
  */
 package org.cogr.opensearch.search;
 
+import org.cogr.opensearch.DocumentFields;
+
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
@@ -31,18 +33,16 @@ import org.opensearch.index.query.QueryBuilders;
  */
 final class ExpandedQuery {
 
-    static final String KEYWORD_FIELD = "cogr_keywords";
-    static final String TEXT_FIELD = "cogr_keywords.text";
 
     private ExpandedQuery() {
     }
 
     /** The query body for a query representation {@code S_q ∪ {q}} (normalized keywords). */
     static BoolQueryBuilder keywordQuery(List<String> representation) {
-        BoolQueryBuilder bool = QueryBuilders.boolQuery().filter(QueryBuilders.termsQuery(KEYWORD_FIELD, representation));
+        BoolQueryBuilder bool = QueryBuilders.boolQuery().filter(QueryBuilders.termsQuery(DocumentFields.KEYWORDS, representation));
         String text = String.join(" ", representation);
         if (!text.isEmpty()) {
-            bool.should(QueryBuilders.matchQuery(TEXT_FIELD, text));
+            bool.should(QueryBuilders.matchQuery(DocumentFields.KEYWORDS_TEXT, text));
         }
         return bool;
     }
