@@ -210,3 +210,25 @@ def test_one_sync_per_alias_and_status_names_the_holder(cluster: Cluster, cluste
     assert state["sync"] is None and state["serving"] != source
     assert [v["state"] for v in state["versions"]] == ["ingested", "complete"]
     assert cluster.client.indices.exists(index=LEASE_INDEX)
+
+
+def test_deletes_are_found_by_counts_per_id_range(cluster: Cluster, index_name: str) -> None:
+    """The freeze's delete check: a full id comparison once (which also yields the range
+    boundaries), then only the ranges whose counts differ; both equal the true difference."""
+    from cogr_search.cluster.bulk import bulk_write
+    from cogr_search.cluster.changes import BUCKET, extra_ids, extra_ids_since
+
+    ids = [f"d{n:05d}" for n in range(int(BUCKET * 2.5))]
+    source, target = f"{index_name}-r0-1", f"{index_name}-r0-2"
+    for index in (source, target):
+        cluster.client.indices.create(index=index, body={"mappings": {"properties": {"id": {"type": "keyword"}}}})
+        bulk_write(cluster, ({"_op_type": "index", "_index": index, "_id": i, "_source": {"id": i}} for i in ids))
+    gone = {ids[0], ids[BUCKET - 1], ids[BUCKET], ids[-1]}  # range edges on both sides
+    for doc_id in gone:
+        cluster.client.delete(index=source, id=doc_id)
+    cluster.client.indices.refresh(index=f"{index_name}-r0-*")
+
+    full = extra_ids(cluster, target, source)
+    assert set(full.extra) == gone and full.boundaries == [ids[BUCKET - 1], ids[2 * BUCKET - 1]]
+    assert set(extra_ids_since(cluster, target, source, full.boundaries)) == gone
+    assert extra_ids_since(cluster, target, target, full.boundaries) == []

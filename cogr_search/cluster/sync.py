@@ -341,9 +341,15 @@ class _OnlineCopy:
         return len(extra)
 
 
+def _searchable(cluster: Cluster, target: str) -> None:
+    """The copy's default refresh back on (it was off for the bulk load), and a refresh:
+    done before the freeze, so that the freeze's own refresh has little left to do."""
+    cluster.call(cluster.client.indices.put_settings, index=target, body={"index": {"refresh_interval": None}})
+    cluster.call(cluster.client.indices.refresh, index=target)
+
+
 def _verified(cluster: Cluster, source: str, target: str) -> bool:
     """Every source document is in the target, each with keywords."""
-    cluster.call(cluster.client.indices.put_settings, index=target, body={"index": {"refresh_interval": None}})
     cluster.call(cluster.client.indices.refresh, index=target)
     expected = doc_count(cluster, source)
     return (
@@ -414,6 +420,7 @@ def sync_keywords(
         except InputError:
             cluster.call(cluster.client.indices.delete, index=target.name)
             raise
+        _searchable(cluster, target.name)
         online.drop_deleted()
         lease.check()
         title_pipeline.install(cluster, target.name)
