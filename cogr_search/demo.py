@@ -23,8 +23,8 @@ ingest and sync converge when repeated.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 from pathlib import Path
 
@@ -53,27 +53,33 @@ class DemoOptions:
     # took the demo to ~15 min (longer query prompts in SFT and GRPO); `--query-context bm25:5`
     query_context: str | None = None
 
+    # dotted config fields changed on top of the preset (tests shrink the demo with them)
+    phase1_changes: Mapping[str, object] = field(default_factory=dict)
+    phase2_changes: Mapping[str, object] = field(default_factory=dict)
+
     def phase1(self, data: Path, model: Path) -> "Phase1Config":
         from cogr_search.runs.config import Phase1Config
-        from cogr_search.runs.presets import PHASE1_PRESETS, preset
+        from cogr_search.runs.presets import PHASE1_PRESETS, preset, with_changes
 
-        doc = preset(PHASE1_PRESETS, "demo", {"data": str(data.resolve()), "model": str(model.resolve())})
+        changes: dict[str, object] = {"data": str(data.resolve()), "model": str(model.resolve())}
         if self.sft_steps is not None:
-            doc = {**doc, "sft": {**doc["sft"], "max_steps": self.sft_steps, "save_steps": max(10, self.sft_steps // 2)}}
+            changes |= {"sft.max_steps": self.sft_steps, "sft.save_steps": max(10, self.sft_steps // 2)}
         if self.query_context:
-            doc = {**doc, "query_context": self.query_context, "context_index": self.index}
+            changes |= {"query_context": self.query_context, "context_index": self.index}
+        doc = with_changes(preset(PHASE1_PRESETS, "demo", {}), {**changes, **self.phase1_changes})
         return Phase1Config.model_validate(doc)
 
     def phase2(self) -> "Phase2Config":
         from cogr_search.runs.config import Phase2Config
-        from cogr_search.runs.presets import PHASE2_PRESETS, preset
+        from cogr_search.runs.presets import PHASE2_PRESETS, preset, with_changes
 
-        doc = preset(PHASE2_PRESETS, "demo", Phase2Config().to_json())
+        changes: dict[str, object] = {}
         if self.rl_rounds is not None:
-            doc = {**doc, "rounds": self.rl_rounds}
+            changes["rounds"] = self.rl_rounds
         if self.rl_steps is not None:
-            steps = {"max_steps": self.rl_steps, "save_steps": max(4, self.rl_steps // 2)}
-            doc = {**doc, "query": {**doc["query"], **steps}, "item": {**doc["item"], **steps}}
+            for side in ("query", "item"):
+                changes |= {f"{side}.max_steps": self.rl_steps, f"{side}.save_steps": max(4, self.rl_steps // 2)}
+        doc = with_changes(preset(PHASE2_PRESETS, "demo", Phase2Config().to_json()), {**changes, **self.phase2_changes})
         return Phase2Config.model_validate(doc)
 
 

@@ -27,11 +27,13 @@ def cluster(opensearch_cluster):  # noqa: ANN001, ANN201
 def test_demo_runs_end_to_end_and_resumes(opensearch_url, cluster, index_name, tmp_path: Path, monkeypatch):
     monkeypatch.setenv("COGR_TORCH_THREADS", "1")
     settings = load_settings(opensearch_url=opensearch_url)
+    generation = {"generation.batch_size": 8, "generation.max_new_tokens": 40}
     options = DemoOptions(
-        index=index_name, run="demo-test", runs_dir=tmp_path, max_items=8, max_queries=8,
-        sft_steps=3, sft_batch_size=4, learning_rate=5e-4, gen_batch_size=8, max_new_tokens=40,
-        query_rl_steps=2, item_rl_steps=2, rl_generations=2, rl_prompts_per_step=2, rl_completion_tokens=24,
+        index=index_name, run="demo-test", runs_dir=tmp_path, sft_steps=3, rl_steps=2,
         query_context="bm25:3",  # the demo's whole path with search results in the query prompt
+        phase1_changes={"max_items": 8, "max_queries": 8, "sft.batch_size": 4, **generation},
+        phase2_changes={**generation, **{f"{side}.{name}": value for side in ("query", "item") for name, value in
+                                         {"num_generations": 2, "prompts_per_step": 2, "max_completion_length": 24}.items()}},
     )
     lines: list[str] = []
 

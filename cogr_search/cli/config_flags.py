@@ -12,7 +12,6 @@ another base under the same flags.
 from __future__ import annotations
 
 import functools
-import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,6 +21,7 @@ import click
 from pydantic import BaseModel, ValidationError
 
 from cogr_search.errors import InputError
+from cogr_search.runs.presets import with_changes
 
 
 @dataclass(frozen=True)
@@ -92,16 +92,11 @@ class ConfigFlags:
         if self.config_file is not None:
             doc: dict = read_json(self.config_file)
         elif base is not None:
-            doc = json.loads(json.dumps(dict(base)))
+            doc = dict(base)
         else:
             defaults = _defaults(self.model)
             doc = defaults.model_dump(mode="json") if defaults is not None else {}
-        for dotted, value in {**fixed, **self.overrides()}.items():
-            *parents, leaf = dotted.split(".")
-            node = doc
-            for part in parents:
-                node = node.setdefault(part, {})
-            node[leaf] = value
+        doc = with_changes(doc, {**fixed, **self.overrides()})
         try:
             return self.model.model_validate(doc)
         except ValidationError as err:
