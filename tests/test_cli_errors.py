@@ -90,7 +90,7 @@ def _cases(alias: str, files: dict[str, Path], runs: Path, dead_url: str) -> lis
         ("run without split.json", [*eval_cogr, "--run", "half-run", "--runs-dir", str(runs)], "split.json: its split step has not run yet"),
         ("missing run", ["sync", "--index", alias, "--run", "no-such-run", "--runs-dir", str(runs)], "run 'no-such-run' not found"),
         ("bad setting", ["eval", "--data", SAMPLE, "--index", alias, "--method", "bm25", "--env", "COGR_OPENSEARCH_RETRIES=many"],
-         "setting 'opensearch_retries' (flag or COGR_OPENSEARCH_RETRIES)"),
+         "setting 'cluster_retries' (flag, COGR_CLUSTER_RETRIES or COGR_OPENSEARCH_RETRIES)"),
     ]
 
 

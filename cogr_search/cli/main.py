@@ -33,7 +33,7 @@ def describe_failure(err: BaseException) -> str | None:
     if type(err).__name__ == "ValidationError" and type(err).__module__.startswith("pydantic"):
         first = err.errors()[0] if err.errors() else {}
         field = ".".join(str(part) for part in first.get("loc", ())) or "?"
-        return f"setting {field!r} (flag or COGR_{field.upper()}): {first.get('msg', err)}"
+        return f"setting {_setting_name(field)}: {first.get('msg', err)}"
     if isinstance(err, UnicodeDecodeError):
         return f"input is not valid UTF-8 (byte {err.object[err.start]:#04x} at offset {err.start}); convert it to UTF-8"
     if isinstance(err, OSError) and err.filename is not None:
@@ -41,6 +41,19 @@ def describe_failure(err: BaseException) -> str | None:
     if isinstance(err, OSError):
         return f"{type(err).__name__}: {err.strerror or err}"
     return None
+
+
+def _setting_name(loc: str) -> str:
+    """`'cluster_retries' (flag, COGR_CLUSTER_RETRIES or COGR_OPENSEARCH_RETRIES)` for a
+    settings field or one of its variable names."""
+    from cogr_search.settings import Settings
+
+    for name, info in Settings.model_fields.items():
+        aliases = list(getattr(info.validation_alias, "choices", []) or [])
+        if loc == name or loc in aliases:
+            variables = [a for a in aliases if isinstance(a, str)] or [f"COGR_{name.upper()}"]
+            return f"{name!r} (flag, {' or '.join(variables)})"
+    return f"{loc!r} (flag or COGR_{loc.upper()})"
 
 
 def _debug() -> bool:
