@@ -122,7 +122,7 @@ def test_phase1_with_search_results_in_the_query_prompt(
     from cogr_search.cluster.context import run_context_source
     from cogr_search.runs.models import open_generator
 
-    generator, _ = open_generator(run, "query", context=run_context_source(run.read_config(), cluster, None))
+    generator, _ = open_generator(run, "query", context=run_context_source(run.config(), cluster, None))
     try:
         new_prompt, val_prompt = (c[-1]["content"] for c in generator.conversations(
             ["walnut bookshelf with doors", dataset.queries[some].text]))

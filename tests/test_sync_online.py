@@ -103,6 +103,8 @@ def _assert_content(cluster: Cluster, alias: str, rounds: int, keywords: dict[st
     assert {i: (d["title"], d.get("description", "")) for i, d in found.items()} == {
         i: (d["title"], d["description"]) for i, d in want.items()}
     for doc_id, doc in found.items():
+        if "cogr_keywords" not in doc and not cluster.engine.plugin:
+            continue  # written after the swap where no title pipeline can run (the local ES node)
         assert normalize(doc["title"]) in doc["cogr_keywords"], doc_id
         if doc_id in keywords and not doc["title"].startswith("Renamed"):
             assert "oak" in doc["cogr_keywords"], doc_id
