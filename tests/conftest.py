@@ -223,3 +223,13 @@ def index_name(request: pytest.FixtureRequest) -> Iterator[str]:
 
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="session")
+def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A randomly initialised 4-block model with the CPU model's tokenizer: for tests of a code
+    path (training steps, resume, sync, the demo's flow) where what the model writes does not
+    matter. Tests that read what a model learnt use the real CPU model."""
+    from cogr_search.generators.model_cache import build_random_model, ensure_default_model
+
+    return build_random_model(tmp_path_factory.mktemp("tiny-model"), ensure_default_model())

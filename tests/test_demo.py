@@ -1,4 +1,4 @@
-"""The demo's whole path on a real node and the real CPU model, shrunk to minutes:
+"""The demo's whole path on a real node with a tiny random model (the flow is checked, not what it learns):
 ingest, Phase 1, sync of round 0, one RL round (both sides, synced), BM25 vs CoGR after
 SFT and after RL on the held-out queries, the report and the example query."""
 
@@ -24,14 +24,15 @@ def cluster(opensearch_cluster):  # noqa: ANN001, ANN201
     return opensearch_cluster
 
 
-def test_demo_runs_end_to_end_and_resumes(opensearch_url, cluster, index_name, tmp_path: Path, monkeypatch):
+def test_demo_runs_end_to_end_and_resumes(opensearch_url, cluster, index_name, tmp_path: Path, monkeypatch, tiny_model):
     monkeypatch.setenv("COGR_TORCH_THREADS", "1")
     settings = load_settings(opensearch_url=opensearch_url)
     generation = {"generation.batch_size": 8, "generation.max_new_tokens": 40}
     options = DemoOptions(
         index=index_name, run="demo-test", runs_dir=tmp_path, sft_steps=3, rl_steps=2,
         query_context="bm25:3",  # the demo's whole path with search results in the query prompt
-        phase1_changes={"max_items": 8, "max_queries": 8, "sft.batch_size": 4, **generation},
+        # the demo's flow is checked, not what its model learns: a tiny random model
+        phase1_changes={"model": str(tiny_model), "max_items": 8, "max_queries": 8, "sft.batch_size": 4, **generation},
         phase2_changes={**generation, **{f"{side}.{name}": value for side in ("query", "item") for name, value in
                                          {"num_generations": 2, "prompts_per_step": 2, "max_completion_length": 24}.items()}},
     )

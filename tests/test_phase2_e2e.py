@@ -47,14 +47,14 @@ def _invoke(args: list[str], runs: Path):  # noqa: ANN202 - click Result
 
 
 def test_phase2_rewards_metrics_resume_and_sync(
-    opensearch_url: str, cluster, index_name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    opensearch_url: str, cluster, index_name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, tiny_model: Path
 ) -> None:
     runs = tmp_path / "runs"
     monkeypatch.setenv("COGR_TORCH_THREADS", "1")
     sample = str(sample_catalog_path())
     ingested = CliRunner().invoke(cli, ["ingest", sample, "--index", index_name, "--opensearch-url", opensearch_url])
     assert ingested.exit_code == 0, ingested.output
-    sft = _invoke(SFT, runs)
+    sft = _invoke([*SFT, "--model", str(tiny_model)], runs)  # a code-path check: a tiny random model
     assert sft.exit_code == 0, sft.output
     rl = [
         "train", "rl", "--run", "rl-e2e", "--rounds", "1", "--query-steps", "2", "--item-steps", "2",
@@ -159,14 +159,15 @@ def test_phase2_rewards_metrics_resume_and_sync(
     # 6. `bench rl` runs real GRPO steps of both sides on the run's data, leaving the run as it was
     manifest = run.manifest_path.read_bytes()
     bench = _invoke(["bench", "rl", "--run", "rl-e2e", "--steps", "2", "--num-generations", "2",
-                     "--max-completion-length", "16", "--lora", "--lora-layers", "8", "--json"], runs)
+                     "--max-completion-length", "16", "--lora", "--lora-layers", "2", "--json"], runs)
     assert bench.exit_code == 0, bench.output
     figures = json.loads(bench.stdout)
-    assert figures["lora"] is True and figures["lora_layers"] == 8 and figures["train_layers"] is None
+    assert figures["lora"] is True and figures["lora_layers"] == 2 and figures["train_layers"] is None
     for side in ("query", "item"):
         assert figures[f"{side}_steps_measured"] == 1 and figures[f"{side}_grpo_step_s"] > 0
         assert figures[f"{side}_completions_per_s"] == pytest.approx(4 / figures[f"{side}_grpo_step_s"], rel=0.01)
         assert 0 < figures[f"{side}_reward_time_share"] < 1
-        assert figures[f"{side}_trainable_parameters"] == 1_302_528  # adapters of 8 blocks (test_trainable_layers)
+        # r 16 x (in + out) of each linear layer of the tiny model's top 2 blocks: hidden 64, 2 kv heads x 16, MLP 128
+        assert figures[f"{side}_trainable_parameters"] == 2 * 16 * (2 * (64 + 64) + 2 * (64 + 32) + 3 * (64 + 128))
     assert figures["query_prompts"] == len(split["train_queries"])
     assert run.manifest_path.read_bytes() == manifest

@@ -86,7 +86,8 @@ def test_titles_are_those_bm25_ranks_first(cluster: Cluster, index_name: str) ->
 @pytest.mark.opensearch
 @pytest.mark.model
 def test_phase1_with_search_results_in_the_query_prompt(
-    opensearch_url: str, opensearch_cluster: Cluster, index_name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    opensearch_url: str, opensearch_cluster: Cluster, index_name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    tiny_model: Path,
 ) -> None:
     cluster = opensearch_cluster  # one engine is enough for the model path (the titles test runs on both)
     monkeypatch.setenv("COGR_TORCH_THREADS", "1")
@@ -98,6 +99,7 @@ def test_phase1_with_search_results_in_the_query_prompt(
         "--max-items", "8", "--max-queries", "6", "--max-steps", "3", "--batch-size", "4",
         "--learning-rate", "5e-4", "--max-length", "192", "--gen-batch-size", "8", "--max-new-tokens", "32",
         "--query-context", "bm25:3", "--opensearch-url", opensearch_url, "--quiet",
+        "--model", str(tiny_model),  # the prompts are checked, not what the model writes
     ]
     refused = CliRunner().invoke(cli, args)
     assert refused.exit_code != 0 and "--query-context needs --context-index" in refused.output

@@ -102,6 +102,48 @@ def _convert(gguf: Path, out_dir: Path) -> None:
     )
 
 
+# A tiny random model's shape: 4 Llama blocks, hidden 64, 4 heads of 16, 2 kv heads, MLP 128.
+TINY_SHAPE = {"num_hidden_layers": 4, "hidden_size": 64, "intermediate_size": 128,
+              "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 16}
+
+
+def build_random_model(out_dir: Path, base: Path, seed: int = 0, separator: str = ",") -> Path:
+    """A randomly initialised tiny Llama with `base`'s tokenizer and chat template, saved to `out_dir`.
+
+    Why: checks of a code path (a training step, a resume, a sync, GRPO with vLLM on a
+    borrowed GPU) need real weights of the right architecture, not the base model's
+    words; at 4 blocks of width 64 a token costs about a hundredth of SmolLM2-135M's.
+    Pure noise would never write a separator, so every output would be one over-long
+    keyword and the keyword parsers would see nothing. One hidden direction says "the
+    last token was not a separator" and only `separator`'s output row reads it, so the
+    model writes a random word piece, then the separator, and again: a keyword list of
+    noise. Never use it where a test reads what a model learnt.
+    """
+    import torch
+    from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
+
+    config = AutoConfig.from_pretrained(str(base))
+    for name, value in TINY_SHAPE.items():
+        setattr(config, name, value)
+    config.tie_word_embeddings = False  # the output rows differ from the input ones below
+    torch.manual_seed(seed)
+    model = AutoModelForCausalLM.from_config(config)
+    tokenizer = AutoTokenizer.from_pretrained(str(base))
+    with torch.no_grad():
+        sep = tokenizer.convert_tokens_to_ids(separator)
+        embeddings = model.get_input_embeddings().weight
+        embeddings[:, 0] = 1.0  # direction 0: +1 after a word piece ...
+        embeddings[sep, 0] = -1.0  # ... and -1 after a separator
+        head = model.get_output_embeddings().weight
+        head[:, 0] = 0.0
+        head[sep, 0] = 1.3  # after the norm, direction 0 is about +-8: the separator's logit +-10, the rest near 0
+    model.generation_config.pad_token_id = tokenizer.pad_token_id
+    out_dir.mkdir(parents=True, exist_ok=True)
+    model.save_pretrained(str(out_dir))
+    tokenizer.save_pretrained(str(out_dir))
+    return out_dir
+
+
 def resolve_model(model: str | Path | None, settings: Settings | None = None) -> Path:
     """A local model folder: the given one (checked), or the cached default model."""
     if model is None or str(model) in ("", "default", DEFAULT_MODEL_NAME):
