@@ -25,6 +25,7 @@ SERVE_FLAGS = [
     flag("--sampling", "sampling"),
     flag("--max-new-tokens", "max_new_tokens"),
     flag("--backend", "backend"),
+    flag("--expander", "expander"),
 ]
 
 
@@ -45,7 +46,7 @@ def _serve_config() -> type:
 @opensearch_url
 def serve(run_name: str, round_: int | None, runs_dir: Path | None, host: str | None, port: int | None,
           config_flags: ConfigFlags, context_index: str | None, opensearch_url: str | None) -> None:
-    """Serve RUN's query and item generators over HTTP (POST /v1/expand/query, /v1/expand/item)."""
+    """Serve RUN's query and item expanders (its students when the round has them) over HTTP (POST /v1/expand/query, /v1/expand/item)."""
     from cogr_search.runs.run_dir import RunDir
     from cogr_search.serve.server import serve as run_server
 
@@ -55,7 +56,7 @@ def serve(run_name: str, round_: int | None, runs_dir: Path | None, host: str | 
     config = config_flags.build()
     options = {"sides": ("query", "item") if config.sides == "both" else (config.sides,), "backend": config.backend,
                "sampling": config.sampling, "max_new_tokens": config.max_new_tokens,
-               "batch_size": config.service.max_batch,
+               "batch_size": config.service.max_batch, "expander": config.expander,
                "context": live_context(RunDir.open(run_name, runs_dir), context_index, opensearch_url)}
     run_server(run_name, round_, host=host, port=port, runs_dir=runs_dir, config=config.service,
                limits=config.limits, expander_options=options, echo=lambda line: click.echo(line, err=True))

@@ -270,3 +270,29 @@ def metrics(run_name: str, runs_dir: Path | None, eval_samples: int, item_sample
         mean = sum(samples) / len(samples)
         click.echo(f"  {p['phase']:<14} mean {mean:.4f}  range {min(samples):.4f}-{max(samples):.4f}  "
                    f"train mean {p.get('train_F1_mean', p['train']['F1']):.4f}")
+
+
+@train.command("distill")
+@click.option("--run", "run_name", required=True, help="Run name (under --runs-dir) or path.")
+@click.option("--round", "round_", type=int, default=None, help="Round (default: the latest complete round).")
+@runs_dir
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the held-out fifth that tunes the cut.")
+@click.option("--threads", type=click.IntRange(min=0), default=0, show_default=True,
+              help="Training threads (0: all cores).")
+@json_output
+def distill(run_name: str, round_: int | None, runs_dir: Path | None, seed: int, threads: int, as_json: bool) -> None:
+    """Fit the round's students (fast keyword expanders, DESIGN.md section 5) to its teacher
+    keyword files and save them in round-<r>/students/v1/."""
+    from cogr_search.generators.students.distill import distill_run
+    from cogr_search.runs.run_dir import RunDir
+
+    run = RunDir.open(run_name, runs_dir)
+    with run.lock():
+        students = distill_run(run, round_, seed=seed, threads=threads, echo=lambda line: click.echo(line, err=True))
+    manifest = students.manifest
+    if as_json:
+        emit_json({"run": str(run.root), "round": manifest["round"], "model": manifest["model"],
+                   "sides": manifest["sides"], "tags": {side: students.tag(side) for side in students.sides}})
+        return
+    click.echo(f"students of run {run.name} round {manifest['round']}: "
+               f"{run.round_dir(manifest['round']) / 'students' / manifest['version']}")

@@ -32,6 +32,7 @@ class Expander(Protocol):
     round: int
     model: str
     k_max: int
+    kind: str  # "llm", "student", "stored" or "service": which expander answered
 
     def expand_queries(self, texts: Sequence[str]) -> list[list[str]]: ...
 
@@ -80,6 +81,8 @@ class RunExpander:
         }
         self._lock = threading.Lock()
 
+    kind = "llm"
+
     def _generate(self, side: str, values: Sequence[object]) -> list[list[str]]:
         generator = self._generators.get(side)
         if generator is None:
@@ -109,6 +112,8 @@ class StoredExpander:
         self.keywords_by_text = keywords_by_text
         self.run, self.round, self.model, self.k_max = run, round_, model, k_max
 
+    kind = "stored"
+
     def expand_queries(self, texts: Sequence[str]) -> list[list[str]]:
         return [list(self.keywords_by_text.get(text, []))[: self.k_max] for text in texts]
 
@@ -130,6 +135,7 @@ class ServiceExpander:
         self.round = int(health["round"])
         self.model = str(health["model"])
         self.k_max = int(health["k_max"])
+        self.kind = str(health.get("expander", "service"))
 
     def _call(self, method: str, path: str, payload: dict | None = None) -> dict:
         data = None if payload is None else json.dumps(payload).encode()
@@ -154,6 +160,70 @@ class ServiceExpander:
 
     def close(self) -> None:
         """Nothing is held between calls."""
+
+
+class StudentExpander:
+    """A round's students (`generators/students`): a keyword set in about a millisecond
+    on one CPU thread, with no torch and no LLM in the process.
+
+    `model` is the item student's provenance tag (`<run>+r<round>+student-<digest>`), so
+    documents enriched by a student are told apart from the LLM's (`cogr_model`).
+    Predictions are pure functions of the loaded files: no lock is needed."""
+
+    kind = "student"
+
+    def __init__(self, run: str | Path, round_: int | None = None, *, runs_dir: Path | None = None,
+                 sides: Sequence[str] = ("query", "item")) -> None:
+        from cogr_search.generators.students.distill import open_students
+        from cogr_search.runs.run_dir import RunDir
+
+        run_dir = RunDir.open(run, runs_dir)
+        self.spec = run_dir.serving_spec(round_)
+        self.run, self.round, self.k_max = self.spec.run, self.spec.round, self.spec.k_max
+        self.students = open_students(run_dir, self.round, tuple(sides))
+        self.model = self.students.tag("item" if "item" in self.students.sides else "query")
+        self.batch_size = 256
+
+    def _side(self, side: str):  # noqa: ANN202 - SideStudent
+        student = self.students.sides.get(side)
+        if student is None:
+            raise CogrError(f"run {self.run!r}: the {side} student is not loaded (sides={sorted(self.students.sides)})")
+        return student
+
+    def expand_queries(self, texts: Sequence[str]) -> list[list[str]]:
+        student = self._side("query")
+        return [student.keywords(text)[: self.k_max] for text in texts]
+
+    def expand_items(self, items: Sequence[ItemLike]) -> list[list[str]]:
+        from cogr_search.generators.students.model import item_text
+
+        student = self._side("item")
+        return [student.keywords(item_text(i.title, i.description))[: self.k_max] for i in items]
+
+    def close(self) -> None:
+        """Nothing to release: the students are freed with this object."""
+
+
+EXPANDERS = ("auto", "student", "llm")
+
+
+def open_expander(run: str | Path, round_: int | None = None, *, expander: str = "auto",
+                  runs_dir: Path | None = None, sides: Sequence[str] = ("query", "item"),
+                  **llm_options: object) -> Expander:
+    """The run's expander for `round_`: its students when the round has them (`auto`) or
+    when asked (`student`, refused without them), else the LLM generators (`llm`, which
+    needs the `train` extra). `llm_options` go to `RunExpander` only."""
+    from cogr_search.generators.students.distill import has_students
+    from cogr_search.runs.run_dir import RunDir
+
+    if expander not in EXPANDERS:
+        raise CogrError(f"--expander {expander!r}: expected one of {', '.join(EXPANDERS)}")
+    if expander != "llm":
+        run_dir = RunDir.open(run, runs_dir)
+        chosen = run_dir.require_round(round_)
+        if expander == "student" or has_students(run_dir, chosen):
+            return StudentExpander(run_dir.root, chosen, sides=sides)
+    return RunExpander(run, round_, runs_dir=runs_dir, sides=sides, **llm_options)  # type: ignore[arg-type]
 
 
 def _error_line(err: urllib.error.HTTPError) -> str:

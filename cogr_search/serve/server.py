@@ -38,17 +38,19 @@ def serve(
     expander_options: dict | None = None,
     echo: Callable[[str], None] = print,
 ) -> None:
-    """Load `run`'s generators of `round_` (default: latest) and serve until interrupted."""
+    """Load `run`'s expander of `round_` (default: latest; its students unless
+    `expander_options["expander"]` says `llm`) and serve until interrupted."""
     import uvicorn
 
     from cogr_search.serve.app import create_app
-    from cogr_search.serve.expander import RunExpander
+    from cogr_search.serve.expander import open_expander
 
     check_port(host, port)
-    expander = RunExpander(run, round_, runs_dir=runs_dir, **(expander_options or {}))
+    expander = open_expander(run, round_, runs_dir=runs_dir, **(expander_options or {}))
     try:
         service = ExpansionService(expander, config, limits)
-        echo(f"serving run {expander.run!r} round {expander.round} ({expander.model}) on http://{host}:{port}")
+        echo(f"serving run {expander.run!r} round {expander.round} with its {expander.kind} expander "
+             f"({expander.model}) on http://{host}:{port}")
         uvicorn.run(create_app(service), host=host, port=port, log_level="warning", access_log=False)
     finally:
         expander.close()

@@ -43,6 +43,9 @@ class ServeConfig(BaseModel):
     )
     max_new_tokens: int | None = Field(None, ge=1, description="Generation budget per text [default: the run's].")
     backend: Literal["auto", "transformers", "vllm"] = "auto"
+    expander: Literal["auto", "student", "llm"] = Field(
+        "auto", description="auto: the round's students when it has them, else the LLM generators."
+    )
 
 
 class ExpansionService:
@@ -57,8 +60,10 @@ class ExpansionService:
         self.item: Batcher[ItemInput, list[str]] | None = None
 
     def identity(self) -> dict:
-        """The `run`, `round` and `model` fields every answer carries."""
-        return {"run": self.expander.run, "round": self.expander.round, "model": self.expander.model}
+        """The `run`, `round`, `model` and `expander` (llm or student: which kind answered)
+        fields every answer carries."""
+        return {"run": self.expander.run, "round": self.expander.round, "model": self.expander.model,
+                "expander": getattr(self.expander, "kind", "llm")}
 
     def start(self) -> None:
         """Create the model thread and the batching loops (on the running event loop)."""

@@ -1,0 +1,160 @@
+"""Extreme multi-label classifiers a student can use: sparse features in, scored labels out.
+
+Two candidates were measured (benchmarks/expand.md) behind this one seam, so the
+comparison runs the same featurizer, targets and cut:
+
+- `omikuji` (Parabel/Bonsai label trees with linear nodes, Rust; the default).
+
+napkinxc 0.7.2 (probabilistic label trees) aborted with heap corruption on its first fit
+of a real keyword file, and libpecos 1.2.8 (XR-Linear) pins numpy < 2 and scipy < 1.14 and
+requires torch and transformers, which a serving host must not need; neither ships.
+
+Each backend keeps its model in one folder it owns (`save` copies nothing else there).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+import tempfile
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Protocol
+
+Row = list[tuple[int, float]]
+BACKENDS = ("omikuji",)
+DEFAULT_BACKEND = "omikuji"
+
+
+class Classifier(Protocol):
+    """A fitted multi-label classifier over `n_features` sparse inputs."""
+
+    name: str
+
+    def predict(self, row: Row, top_k: int) -> list[tuple[int, float]]: ...
+
+    def save(self, folder: Path) -> None: ...
+
+
+def fit(name: str, rows: Sequence[Row], labels: Sequence[Sequence[int]], n_features: int, n_labels: int,
+        workdir: Path, threads: int = 0) -> Classifier:
+    """Fit backend `name`; `workdir` is an empty folder the backend may keep files in."""
+    if name == "omikuji":
+        return OmikujiClassifier.fit(rows, labels, n_features, n_labels, workdir, threads)
+    raise ValueError(f"student model {name!r}: expected one of {', '.join(BACKENDS)}")
+
+
+def load(name: str, folder: Path) -> Classifier:
+    if name == "omikuji":
+        return OmikujiClassifier.load(folder)
+    raise ValueError(f"{folder}: unknown student model {name!r} (expected one of {', '.join(BACKENDS)})")
+
+
+class OmikujiClassifier:
+    """omikuji with Parabel's settings, except smaller leaves for small label sets."""
+
+    name = "omikuji"
+
+    def __init__(self, model: object) -> None:
+        self.model = model
+        # one prediction thread: a query is one tiny tree walk, and the cores are shared
+        self.model.init_prediction_thread_pool(1)  # type: ignore[attr-defined]
+
+    @classmethod
+    def fit(cls, rows: Sequence[Row], labels: Sequence[Sequence[int]], n_features: int, n_labels: int,
+            workdir: Path, threads: int) -> OmikujiClassifier:
+        import omikuji
+
+        # omikuji trains from a file in the Extreme Classification Repository's format
+        data = workdir / "train.txt"
+        with open(data, "w", encoding="ascii") as out:
+            out.write(f"{len(rows)} {n_features} {n_labels}\n")
+            for row, row_labels in zip(rows, labels):
+                features = " ".join(f"{i}:{w:.6g}" for i, w in row)
+                out.write(f"{','.join(map(str, sorted(row_labels)))} {features}\n")
+        params = omikuji.Model.default_hyper_param()
+        params.n_trees = 3
+        params.min_branch_size = 16
+        params.cluster_k = 2
+        with quiet_native_output(workdir / "train.log"):  # omikuji logs every step at INFO on stderr
+            model = omikuji.Model.train_on_data(str(data), params, n_threads=threads or None)
+            # dense node weights: predictions 2-3x faster (benchmarks/expand.md); done before
+            # saving, so a loaded model is already dense and saves back byte for byte
+            model.densify_weights(0.1)
+        data.unlink()
+        return cls(model)
+
+    @classmethod
+    def load(cls, folder: Path) -> OmikujiClassifier:
+        import omikuji
+
+        with quiet_native_output(None):
+            return cls(omikuji.Model.load(str(folder)))
+
+    def predict(self, row: Row, top_k: int) -> list[tuple[int, float]]:
+        """omikuji's C entry point with the row's buffers: its Python `predict` sorts and
+        checks the pairs and fills C arrays one element at a time, which costs more than
+        the tree walk itself (rows from the featurizer are sorted and in range already)."""
+        if not row:
+            return []
+        from omikuji import ffi, lib
+
+        n = len(row)
+        indices = ffi.new("uint32_t[]", [i for i, _ in row])
+        values = ffi.new("float[]", [w for _, w in row])
+        labels = ffi.new("uint32_t[]", top_k)
+        scores = ffi.new("float[]", top_k)
+        model = self.model
+        found = lib.omikuji_predict(model._model_ptr, max(10, top_k), n, indices, values, top_k,  # type: ignore[attr-defined]
+                                    labels, scores, model._thread_pool.ptr)  # type: ignore[attr-defined]
+        return [(labels[i], scores[i]) for i in range(found)]
+
+    def save(self, folder: Path) -> None:
+        folder.mkdir(parents=True, exist_ok=True)
+        with quiet_native_output(None):
+            self.model.save(str(folder))  # type: ignore[attr-defined]
+        _canonical_tree_order(folder)
+
+
+def _canonical_tree_order(folder: Path) -> None:
+    """Name the saved trees `tree<i>.cbor` in the order of their content's sha256.
+
+    omikuji loads a forest's trees in directory order and saves them numbered in memory
+    order, so load-then-save permutes the files; a forest is an average over its trees,
+    so their order means nothing, and a fixed one makes saving repeatable byte for byte."""
+    import hashlib
+
+    trees = sorted(folder.glob("tree*.cbor"))
+    ordered = sorted(trees, key=lambda p: hashlib.sha256(p.read_bytes()).hexdigest())
+    staged = []
+    for n, path in enumerate(ordered):
+        temporary = folder / f".tree{n}.cbor.tmp"
+        os.replace(path, temporary)
+        staged.append(temporary)
+    for n, temporary in enumerate(staged):
+        os.replace(temporary, folder / f"tree{n}.cbor")
+
+
+@contextlib.contextmanager
+def quiet_native_output(log: Path | None) -> Iterator[None]:
+    """Send what native code writes on file descriptors 1 and 2 into `log` (None: nowhere)
+    meanwhile: omikuji's Rust logger writes every step at INFO and has no switch."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    saved = [os.dup(1), os.dup(2)]
+    with open(log or os.devnull, "ab") as sink:
+        try:
+            os.dup2(sink.fileno(), 1)
+            os.dup2(sink.fileno(), 2)
+            yield
+        finally:
+            os.dup2(saved[0], 1)
+            os.dup2(saved[1], 2)
+            for fd in saved:
+                os.close(fd)
+
+
+def scratch_dir(parent: Path | None = None) -> tempfile.TemporaryDirectory:
+    """A temporary folder for a backend's training files."""
+    return tempfile.TemporaryDirectory(prefix="cogr-student-", dir=parent)

@@ -1,0 +1,96 @@
+"""`cogr-search train distill`: a round's students, fitted to its teacher keyword files.
+
+- query student: the run's training queries (never its held-out ones) -> the round's
+  query keywords (`round-<r>/query_keywords.jsonl`);
+- item student: the items the teacher labelled (`round-<r>/item_keywords.jsonl`) ->
+  their keywords; its featurizer learns the n-grams of the whole catalog, because the
+  point is predicting every item, labelled or not.
+
+The keyword vocabulary of each side is the set of keywords its teacher file holds for
+those texts (normal form, cut to the run's k_max as served): a keyword no teacher set
+contains has no example to learn it from.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from pathlib import Path
+
+from cogr_search.data import load_dataset
+from cogr_search.errors import CogrError, InputError
+from cogr_search.generators.students import backends
+from cogr_search.generators.students.fit import fit_side
+from cogr_search.generators.students.model import item_text
+from cogr_search.generators.students.store import VERSION, Students, load_students, read_manifest, save_students
+from cogr_search.runs.keyword_files import read_keyword_file
+from cogr_search.runs.run_dir import RunDir, now_iso, read_json
+
+
+def students_folder(run: RunDir, round_: int) -> Path:
+    return run.round_dir(round_) / "students" / VERSION
+
+
+def has_students(run: RunDir, round_: int) -> bool:
+    try:
+        return read_manifest(students_folder(run, round_)) is not None
+    except ValueError:
+        return True  # damaged: let the loader name the problem rather than silently use the LLM
+
+
+def open_students(run: RunDir, round_: int, sides: tuple[str, ...] = ("query", "item")) -> Students:
+    """The round's students, or `CogrError` naming the folder."""
+    folder = students_folder(run, round_)
+    try:
+        return load_students(folder, sides)
+    except FileNotFoundError:
+        raise CogrError(f"run {run.name!r}: round {round_} has no students ({folder}); "
+                        f"run `cogr-search train distill --run {run.name} --round {round_}`") from None
+    except ValueError as err:
+        raise InputError(str(err)) from None
+
+
+def _sha(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def distill_run(run: RunDir, round_: int | None = None, *, backend: str = backends.DEFAULT_BACKEND, seed: int = 0,
+                threads: int = 0, echo: Callable[[str], None] = print) -> Students:
+    """Fit and save the students of `round_` (default: the latest complete round)."""
+    round_ = run.require_round(round_)
+    config = run.config()
+    dataset = load_dataset(Path(config.data), config.relevance_threshold)
+    split = read_json(run.split_path)
+    query_file, item_file = run.query_keywords_path(round_), run.item_keywords_path(round_)
+    query_keywords, item_keywords = read_keyword_file(query_file), read_keyword_file(item_file)
+
+    queries = [dataset.queries[q] for q in split.get("train_queries", []) if q in query_keywords]
+    items = [dataset.items[i] for i in item_keywords if i in dataset.items]
+    if not queries:
+        raise CogrError(f"{query_file}: no training query of the run has keywords; nothing to distil")
+    if not items:
+        raise CogrError(f"{item_file}: no item of {config.data} has keywords; nothing to distil")
+
+    sides, reports = {}, {}
+    echo(f"[{run.name}] query student: {len(queries)} training queries")
+    sides["query"], reports["query"] = fit_side(
+        "query", [q.text for q in queries], [query_keywords[q.id] for q in queries], config.k_max,
+        backend=backend, seed=seed, threads=threads)
+    echo(f"[{run.name}] item student: {len(items)} labelled items, featurizer over {len(dataset.items)} catalog items")
+    sides["item"], reports["item"] = fit_side(
+        "item", [item_text(i.title, i.description) for i in items], [item_keywords[i.id] for i in items],
+        config.k_max, backend=backend, seed=seed, threads=threads,
+        featurizer_texts=[item_text(i.title, i.description) for i in dataset.items.values()])
+    manifest = {
+        "run": run.name, "round": round_, "model": backend, "k_max": config.k_max, "seed": seed,
+        "created_at": now_iso(),
+        "teacher": {"query_keywords": _sha(query_file), "item_keywords": _sha(item_file)},
+        "sides": {side: report.as_dict() for side, report in reports.items()},
+    }
+    students = save_students(students_folder(run, round_), sides, manifest)
+    run.mark_done(f"round-{round_}/students", version=VERSION, model=backend,
+                  sides={side: report.as_dict() for side, report in reports.items()})
+    for side, report in reports.items():
+        echo(f"[{run.name}] {side} student: vocabulary {report.vocabulary}, top_k {report.cut.top_k}, "
+             f"threshold {report.cut.threshold}, dev F1 {report.dev_f1 if report.dev_f1 is None else round(report.dev_f1, 3)}")
+    return students

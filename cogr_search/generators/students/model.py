@@ -1,0 +1,105 @@
+"""One side's student: a text to a keyword set drawn from a fixed keyword vocabulary.
+
+Non-autoregressive (R4T's distillation, section "non-autoregressive set generator"): a
+multi-label classifier scores every keyword of the vocabulary at once, and the set is the
+keywords above a score threshold, at most `top_k` of them. Both numbers are chosen on
+held-out training texts (`distill.tune_cut`), never on evaluation queries.
+
+Sets come out in the run's normal form (the vocabulary is made of `keywords.term`
+output), without the text's own form: as with the LLM generators (serve/app.py's
+contract), whoever builds a query or a document adds it
+(`keywords.representation(S, text)`), so it is always in the matched set.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from cogr_search.atomic import atomic_open
+from cogr_search.generators.students import backends
+from cogr_search.generators.students.featurizer import Featurizer
+from cogr_search.keywords import term
+
+ITEM_DESCRIPTION_CHARS = 300
+"""Characters of an item's description its student reads after the title: the title
+carries most of what the item's keywords say, and long descriptions only cost time."""
+
+
+def item_text(title: str, description: str | None) -> str:
+    """What an item student featurizes."""
+    return f"{title} {(description or '')[:ITEM_DESCRIPTION_CHARS]}".strip()
+
+
+@dataclass(frozen=True)
+class Cut:
+    """How many keywords to keep: those scoring >= `threshold`, at most `top_k`."""
+
+    top_k: int
+    threshold: float
+
+    def apply(self, scored: Sequence[tuple[str, float]]) -> list[str]:
+        return [k for k, s in scored[: self.top_k] if s >= self.threshold]
+
+
+class SideStudent:
+    """A fitted student of one side (`query` or `item`)."""
+
+    def __init__(self, side: str, featurizer: Featurizer, labels: Sequence[str], classifier: backends.Classifier,
+                 cut: Cut, k_max: int) -> None:
+        self.side = side
+        self.featurizer = featurizer
+        self.labels = list(labels)
+        self.classifier = classifier
+        self.cut = cut
+        self.k_max = k_max
+
+    def scored(self, text: str, top_k: int | None = None) -> list[tuple[str, float]]:
+        """Vocabulary keywords with their scores, best first, without the text's own form."""
+        own = term(text)
+        k = (top_k or self.cut.top_k) + 1  # one spare: the text's own form may be among them
+        found = self.classifier.predict(self.featurizer.vector(text), k)
+        labels = self.labels
+        return [(labels[i], float(s)) for i, s in found if labels[i] != own][: k - 1]
+
+    def keywords(self, text: str) -> list[str]:
+        """The keyword set S for `text`: the cut applied, at most the run's `k_max`."""
+        return self.cut.apply(self.scored(text))[: self.k_max]
+
+    # -- files -----------------------------------------------------------------------
+    def save(self, folder: Path) -> dict:
+        """Write the student into `folder` (new or empty); returns its manifest entry."""
+        folder.mkdir(parents=True, exist_ok=True)
+        _write_json(folder / "featurizer.json", self.featurizer.to_json())
+        _write_json(folder / "labels.json", self.labels)
+        self.classifier.save(folder / "model")
+        return self.describe()
+
+    def describe(self) -> dict:
+        return {"side": self.side, "model": self.classifier.name, "vocabulary": len(self.labels),
+                "features": self.featurizer.size, "top_k": self.cut.top_k, "threshold": self.cut.threshold,
+                "k_max": self.k_max}
+
+    @classmethod
+    def load(cls, folder: Path, entry: dict) -> SideStudent:
+        where = str(folder)
+        try:
+            featurizer = Featurizer.from_json(_read_json(folder / "featurizer.json"), f"{where}/featurizer.json")
+            labels = _read_json(folder / "labels.json")
+            classifier = backends.load(str(entry["model"]), folder / "model")
+            cut = Cut(int(entry["top_k"]), float(entry["threshold"]))
+            return cls(str(entry["side"]), featurizer, labels, classifier, cut, int(entry["k_max"]))
+        except KeyError as err:
+            raise ValueError(f"{where}: the students manifest lacks field {err.args[0]!r}") from None
+
+
+def _write_json(path: Path, payload: object) -> None:
+    with atomic_open(path) as out:
+        json.dump(payload, out, ensure_ascii=False, separators=(",", ":"))
+        out.write("\n")
+
+
+def _read_json(path: Path) -> object:
+    return json.loads(path.read_text(encoding="utf-8"))
