@@ -69,7 +69,8 @@ def _connect_checked(opensearch_url: str | None, alias: str | None, method: str,
 @click.option("--method", type=click.Choice(METHODS), required=True)
 @click.option("--split", type=click.Choice(("train", "val", "all")), default="val", show_default=True,
               help="Score the validation queries (baselines tuned on the training ones), the training queries, "
-                   "or every query (baselines then need --cutoff or --tune-on). With --run: the run's own split.")
+                   "or every query (baselines then need --cutoff or --tune-on). With --run: the run's own split; "
+                   "all with --run: every query of DATA, refused when one is a training query of the run.")
 @click.option("--val-fraction", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=None,
               help=f"Share of queries held out for validation [default: {DEFAULT_VAL_FRACTION}; with --run: the run's].")
 @click.option("--seed", type=int, default=None, help=f"Seed of the query split [default: {DEFAULT_SEED}; with --run: the run's].")
@@ -85,6 +86,8 @@ def _connect_checked(opensearch_url: str | None, alias: str | None, method: str,
               help="Score the queries this run held out (its split.json); cogr without --query-keywords: "
                    "generate their keywords with the run's query generator.")
 @click.option("--round", "round_", type=int, default=None, help="cogr --run: round (default: the latest complete round).")
+@click.option("--expander", type=click.Choice(("auto", "student", "llm")), default="auto", show_default=True,
+              help="cogr --run: auto takes the round's students when it has them, else its query generator.")
 @runs_dir
 @click.option("--backend", type=click.Choice(("opensearch", "shadow")), default="opensearch", show_default=True,
               help="cogr: query OpenSearch, or a shadow index built from the index's keywords.")
@@ -107,6 +110,7 @@ def eval_command(
     query_keywords: Path | None,
     run: str | None,
     round_: int | None,
+    expander: str,
     runs_dir: Path | None,
     backend: str,
     batch_size: int,
@@ -119,8 +123,8 @@ def eval_command(
 
     runs_dir = runs_dir or settings_from().runs_dir
 
-    if method != "cogr" and (query_keywords or round_ is not None or backend != "opensearch"):
-        raise InputError("--query-keywords, --round and --backend apply to --method cogr only")
+    if method != "cogr" and (query_keywords or round_ is not None or backend != "opensearch" or expander != "auto"):
+        raise InputError("--query-keywords, --round, --expander and --backend apply to --method cogr only")
     if method == "cogr" and (cutoff or tune_on):
         raise InputError("--cutoff and --tune-on apply to ranked baselines (bm25, dense), not cogr")
     if method == "cogr" and query_keywords is None and run is None:
@@ -135,7 +139,9 @@ def eval_command(
     dataset.require_threshold()
     from cogr_search.evaluation import methods
 
-    if run is not None:
+    if run is not None and split == "all":
+        chosen = methods.split_of_other(dataset, run, runs_dir)
+    elif run is not None:
         chosen = methods.split_of_run(dataset, run, runs_dir, split)
     else:
         chosen = choose_split(dataset, split, DEFAULT_VAL_FRACTION if val_fraction is None else val_fraction,
@@ -161,7 +167,8 @@ def eval_command(
         if query_keywords is None:
             cache = settings_from().home / "cache" / "eval-keywords"
             result = methods.evaluate_cogr_run(
-                cluster, alias, chosen, run, cache, round_, runs_dir, backend, depth, batch_size, progress
+                cluster, alias, chosen, run, cache, round_, runs_dir, backend, depth, batch_size, progress,
+                expander=expander,
             )
         else:
             from cogr_search.evaluation.cogr import evaluate_cogr

@@ -17,15 +17,17 @@ from cogr_search.cli.options import emit_json, json_output, opensearch_url, runs
               help="Column mapping for a plain CSV/TSV/JSONL catalog file.")
 @click.option("--chunk-size", type=click.IntRange(1, 10_000), default=500, show_default=True, help="Documents per _bulk request.")
 @click.option("--enrich", is_flag=True, help="Then generate item keywords with --run's item generator and write them.")
-@click.option("--run", "run_name", default=None, help="Run whose item generator --enrich uses.")
+@click.option("--run", "run_name", default=None, help="Run whose item expander --enrich uses.")
 @click.option("--round", "round_", type=int, default=None, help="Round of --run (default: its latest).")
+@click.option("--expander", type=click.Choice(["auto", "student", "llm"]), default="auto", show_default=True,
+              help="With --enrich --run: auto takes the round's item student when it has one, else its item generator.")
 @runs_dir
 @click.option("--pipeline", default=None, is_flag=False, flag_value="cogr-ingest", metavar="[NAME]",
               help="With --enrich: enrich in OpenSearch through this ingest pipeline (default name cogr-ingest).")
 @opensearch_url
 @json_output
 def ingest(data: Path, alias: str, columns: str | None, chunk_size: int, enrich: bool, run_name: str | None,
-           round_: int | None, runs_dir: Path | None, pipeline: str | None, opensearch_url: str | None,
+           round_: int | None, expander: str, runs_dir: Path | None, pipeline: str | None, opensearch_url: str | None,
            as_json: bool) -> None:
     """Bulk-load DATA's items (id, title, description) into the index behind --index.
 
@@ -63,7 +65,7 @@ def ingest(data: Path, alias: str, columns: str | None, chunk_size: int, enrich:
         from cogr_search.cluster.enrich import enrich_from_run
 
         enriched = enrich_from_run(cluster, alias, dataset.items.values(), run_name, round_, runs_dir=runs_dir,
-                                   total=len(dataset.items), progress=sys.stderr.isatty())
+                                   total=len(dataset.items), progress=sys.stderr.isatty(), expander=expander)
         result["enrich"] = enriched.as_dict()
     if as_json:
         emit_json(result)

@@ -25,10 +25,12 @@ from cogr_search.cli.options import emit_json, json_output, live_context, opense
 @click.option("--filter", "filters", multiple=True, metavar="JSON",
               help='An extra filter clause, e.g. \'{"term": {"brand": "acme"}}\' (repeatable).')
 @click.option("--explain", is_flag=True, help="Show which query keywords each hit carries.")
+@click.option("--expander", type=click.Choice(["auto", "student", "llm"]), default="auto", show_default=True,
+              help="With --run: auto takes the round's students when it has them, else the LLM generators.")
 @opensearch_url
 @json_output
 def search(text: str, alias: str, run_name: str | None, round_: int | None, runs_dir: Path | None,
-           service_url: str | None, size: int, from_: int, filters: tuple[str, ...], explain: bool,
+           service_url: str | None, size: int, from_: int, filters: tuple[str, ...], explain: bool, expander: str,
            opensearch_url: str | None, as_json: bool) -> None:
     """Expand TEXT into keywords and search --index with the keyword-expanded query."""
     from cogr_search.cluster.client import connect
@@ -46,15 +48,16 @@ def search(text: str, alias: str, run_name: str | None, round_: int | None, runs
         from cogr_search.runs.run_dir import RunDir
 
         # a run trained with search results in its prompt gets them from the index searched
-        context = live_context(RunDir.open(run_name, runs_dir), alias, opensearch_url)
-        api = CogrSearch.from_run(cluster.client, run_name, round_, runs_dir=runs_dir, index=alias, context=context)
+        context = live_context(RunDir.open(run_name, runs_dir), alias, opensearch_url) if expander != "student" else None
+        api = CogrSearch.from_run(cluster.client, run_name, round_, runs_dir=runs_dir, index=alias, context=context,
+                                  expander=expander)
     try:
         result = api.search(text, size=size, from_=from_, filters=clauses or None, explain=explain)
     finally:
         api.close()
     if as_json:
         emit_json({**result.as_dict(), "index": alias, "run": api.expander.run, "round": api.expander.round,
-                   "model": api.expander.model})
+                   "model": api.expander.model, "expander": getattr(api.expander, "kind", "llm")})
         return
     click.echo(f"keywords: {', '.join(result.representation)}")
     click.echo(f"{result.total} retrieved, {result.took_ms} ms")

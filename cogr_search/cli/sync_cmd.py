@@ -45,12 +45,15 @@ def _notify(message: str) -> None:
 @click.option("--round", "round_", type=int, default=None, help="Round of the run (default: its latest complete one).")
 @click.option("--item-keywords", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
               help="A JSONL keyword file made elsewhere, instead of --run.")
+@click.option("--items", "items", type=click.Choice(["labelled", "all"]), default="labelled", show_default=True,
+              help="With --run: all adds the item student's keywords for every item of the run's catalog the "
+                   "teacher did not label (needs `train distill`; the version's model tag is then the student's).")
 @runs_dir
 @config_flags(SyncConfig, SYNC_FLAGS)
 @opensearch_url
 @json_output
 def sync(alias: str, show_status: bool, run_name: str | None, round_: int | None, item_keywords: Path | None,
-         runs_dir: Path | None, config_flags: ConfigFlags, opensearch_url: str | None, as_json: bool) -> None:
+         items: str, runs_dir: Path | None, config_flags: ConfigFlags, opensearch_url: str | None, as_json: bool) -> None:
     """Write item keywords as a new version `<alias>-r<round>-<n>` and swap the alias to it.
 
     Online: the application's writes through the alias go on during the copy and are
@@ -63,6 +66,9 @@ def sync(alias: str, show_status: bool, run_name: str | None, round_: int | None
         return
     if (run_name is None) == (item_keywords is None):
         raise click.UsageError("give either --run RUN [--round R] or --item-keywords FILE")
+    if items == "all" and run_name is None:
+        raise click.UsageError("--items all needs --run RUN (its item student writes the missing items' keywords)")
+    student_items = None
     k_max = config_flags.overrides().get("k_max")
     if item_keywords is not None:
         keywords = read_keyword_file(item_keywords)
@@ -83,12 +89,17 @@ def sync(alias: str, show_status: bool, run_name: str | None, round_: int | None
         if not path.exists():
             raise CogrError(f"run {run_name!r} has no item keywords for round {round_} ({path})")
         keywords = read_keyword_file(path)
+        if items == "all":
+            from cogr_search.generators.students.distill import keywords_for_catalog
+
+            keywords, student_items, model = keywords_for_catalog(run, round_, keywords)
+            _notify(f"item student {model}: keywords for {student_items} items the teacher did not label")
     config = config_flags.build(k_max=k_max)
     cluster = connect(settings_from(opensearch_url=opensearch_url))
     result = sync_keywords(cluster, alias, keywords, round_, model, config, progress=not as_json, notify=_notify)
     pruned = [] if result.unchanged else prune_versions(cluster, alias, config.keep)
     if as_json:
-        emit_json({**result.as_dict(), "k_max": config.k_max, "pruned": pruned})
+        emit_json({**result.as_dict(), "k_max": config.k_max, "pruned": pruned, "student_items": student_items})
         return
     if result.unchanged:
         click.echo(f"{result.alias} -> {result.index} already serves these keywords (round {round_}); nothing to do")

@@ -125,13 +125,15 @@ def enrich_from_run(
     runs_dir: Path | None = None,
     total: int | None = None,
     progress: bool = True,
+    expander: str = "auto",
 ) -> EnrichReport:
-    """`enrich_index` with `run`'s item generator (of `round_`, default its latest)."""
-    from cogr_search.serve.expander import RunExpander
+    """`enrich_index` with `run`'s item expander (of `round_`, default its latest): its
+    item student when the round has one (`expander="auto"`), else its item generator."""
+    from cogr_search.serve.expander import open_expander
 
-    expander = RunExpander(run, round_, runs_dir=runs_dir, sides=("item",))
+    chosen = open_expander(run, round_, expander=expander, runs_dir=runs_dir, sides=("item",))
     try:
-        return enrich_index(cluster, alias, items, expander, total=total, batch_size=expander.batch_size,
+        return enrich_index(cluster, alias, items, chosen, total=total, batch_size=chosen.batch_size,
                             progress=progress)
     finally:
-        expander.close()
+        chosen.close()

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from cogr_search.data import Dataset, EvalSplit
-from cogr_search.errors import CogrError
+from cogr_search.errors import CogrError, InputError
 from cogr_search.evaluation.runner import evaluate_ranked
 
 DEFAULT_BM25_FIELDS = ("title", "description")
@@ -33,6 +33,33 @@ def split_of_run(dataset: Dataset, run: str, runs_dir: Path | None = None, split
     if not run_dir.split_path.is_file():
         raise CogrError(f"run {run_dir.name!r} has no {run_dir.split_path}: its split step has not run yet")
     return run_split(dataset, read_json(run_dir.split_path), run_dir.split_path, split)
+
+
+def split_of_other(dataset: Dataset, run: str, runs_dir: Path | None = None) -> EvalSplit:
+    """Every query of another labelled set (`eval --data OTHER --split all --run RUN`),
+    refused when one of them is a query the run trained on (same normalized text): a
+    score on training queries says nothing about new ones."""
+    from cogr_search.data import load_dataset
+    from cogr_search.data.split import choose_split
+    from cogr_search.keywords import normalize
+    from cogr_search.runs.run_dir import RunDir, read_json
+
+    run_dir = RunDir.open(run, runs_dir)
+    if not run_dir.split_path.is_file():
+        raise CogrError(f"run {run_dir.name!r} has no {run_dir.split_path}: its split step has not run yet")
+    trained_on = load_dataset(Path(run_dir.config().data))
+    train_ids = read_json(run_dir.split_path).get("train_queries") or []
+    seen = {normalize(trained_on.queries[q].text) for q in train_ids if q in trained_on.queries}
+    overlap = [q for q in dataset.queries.values() if normalize(q.text) in seen]
+    if overlap:
+        raise InputError(
+            f"{dataset.path}: {len(overlap)} of its {len(dataset.queries)} queries are training queries of run "
+            f"{run_dir.name!r} (e.g. {overlap[0].id!r}: {overlap[0].text!r}); score a set the run never trained on, "
+            "or its own held-out queries (--split val)"
+        )
+    chosen = choose_split(dataset, "all")
+    return EvalSplit(chosen.evaluate, None, "all", f"none (every query of {dataset.path}; none is a training query "
+                     f"of run {run_dir.name!r})", {"split_source": "all queries of DATA, checked against the run"})
 
 
 def check_index(cluster, alias: str, n_items: int) -> str | None:
@@ -123,20 +150,31 @@ def evaluate_cogr_run(
     batch_size: int = 64,
     progress: bool = False,
     extra: Mapping[str, object] | None = None,
+    expander: str = "auto",
 ) -> dict:
-    """CoGR with query keywords generated (and cached) by a run's query generator."""
+    """CoGR with query keywords from a run's query expander: its student when the round
+    has one (`expander="auto"` or `"student"`), else generated (and cached) by its query
+    generator (`"llm"`)."""
     from cogr_search.evaluation.cogr import evaluate_cogr
-    from cogr_search.evaluation.run_keywords import query_keywords_from_run
+    from cogr_search.evaluation.run_keywords import query_keywords_from_run, query_keywords_from_student
     from cogr_search.cluster.context import run_context_source
+    from cogr_search.generators.students.distill import has_students
     from cogr_search.runs.run_dir import RunDir
 
-    # a run trained with search results in the prompt gets them from the evaluated catalog
-    spec = RunDir.open(run, runs_dir).serving_spec(round_)
-    context = run_context_source(spec, cluster, alias)
-    generated = query_keywords_from_run(run, split.evaluate.queries, cache_dir, round_, runs_dir, progress=progress,
-                                        context=context)
+    run_dir = RunDir.open(run, runs_dir)
+    spec = run_dir.serving_spec(round_)
+    kind = "llm"
+    if expander == "student" or (expander == "auto" and has_students(run_dir, spec.round)):
+        kind = "student"
+        generated = query_keywords_from_student(run, split.evaluate.queries, cache_dir, spec.round, runs_dir)
+    else:
+        # a run trained with search results in the prompt gets them from the evaluated catalog
+        context = run_context_source(spec, cluster, alias)
+        generated = query_keywords_from_run(run, split.evaluate.queries, cache_dir, round_, runs_dir,
+                                            progress=progress, context=context)
     settings = {
         **(extra or {}),
+        "expander": kind,
         "run": generated.run,
         "round": generated.round,
         "query_model": generated.model,

@@ -76,3 +76,26 @@ def query_keywords_from_run(
     finally:
         generator.close()
     return RunKeywords(path, run.name, round_, model, stats.generated, stats.resumed, stats.seconds)
+
+
+def query_keywords_from_student(
+    run_name: str,
+    queries: Mapping[str, Query],
+    cache_dir: Path,
+    round_: int | None = None,
+    runs_dir: Path | None = None,
+) -> RunKeywords:
+    """The run's query student's keywords for `queries`, written to a keyword file (the
+    same hand-off as the LLM's; a student takes milliseconds, so nothing is reused)."""
+    import time
+
+    from cogr_search.runs.keyword_files import write_keyword_file
+    from cogr_search.serve.expander import StudentExpander
+
+    started = time.perf_counter()
+    expander = StudentExpander(run_name, round_, runs_dir=runs_dir, sides=("query",))
+    tag = expander.students.tag("query")
+    path = cache_dir / f"{expander.run}-r{expander.round}-{tag.rsplit('+', 1)[-1]}-{_queries_hash(queries)}.jsonl"
+    keywords = expander.expand_queries([q.text for q in queries.values()])
+    write_keyword_file(path, zip(queries, keywords))
+    return RunKeywords(path, expander.run, expander.round, tag, len(queries), 0, time.perf_counter() - started)

@@ -7,7 +7,8 @@ HTTP contract (apps and the OpenSearch plugin code against exactly this):
               1 to `max_texts` (default 64) strings; each non-empty after trimming and
               at most `max_text_chars` (default 1,000) characters.
     response  200 {"keywords": [["dining table", "oak table", ...], ...],
-                   "run": "<run name>", "round": <int>, "model": "<cogr_model tag>"}
+                   "run": "<run name>", "round": <int>, "model": "<cogr_model tag>",
+                   "expander": "student" | "llm"}
               `keywords[i]` belongs to `texts[i]`: the query generator's keyword set S_q,
               normalized (DESIGN.md section 1), de-duplicated, truncated to the run's
               `k_max`. It does NOT contain the query itself: the query representation
@@ -26,12 +27,14 @@ HTTP contract (apps and the OpenSearch plugin code against exactly this):
               truncated to `k_max`), WITHOUT the title: a document's `cogr_keywords` is
               S_i ∪ {normalize(title)} (Python: `opensearch.documents.item_keywords`).
 
+`expander` says which kind answered: the run's students (`cogr-search train distill`;
+the default when the round has them) or its LLM generators (`serve --expander llm`).
 `model` is the `cogr_model` provenance tag that `cogr-search sync` writes for this run
 and round (`RunDir.model_tag`: run name + round + item weights hash); a document whose
 `cogr_model` equals it already carries this model's keywords.
 
 `GET /health`
-    200 {"status": "ok", "model_loaded": true, "run", "round", "model",
+    200 {"status": "ok", "model_loaded": true, "run", "round", "model", "expander", "torch_loaded",
          "cache": {"query": {"size", "capacity"}, "item": {...}},
          "counters": {"query": {"requests", "texts", "cache_hits", "joined_in_flight",
                                 "generation_calls", "generated_texts", "timeouts",
@@ -91,6 +94,7 @@ class ExpandResponse(BaseModel):
     run: str
     round: int
     model: str = Field(description="The cogr_model tag sync writes for this run and round.")
+    expander: str = Field(description="Which expander answered: student or llm.")
 
 
 class ErrorResponse(BaseModel):

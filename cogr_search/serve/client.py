@@ -77,12 +77,14 @@ class CogrSearch:
 
     @classmethod
     def from_run(cls, client: Any, run: str | Path, round_: int | None = None, *,
-                 runs_dir: Path | None = None, index: str | None = None, **options: object) -> CogrSearch:
-        """Expand with `run`'s query generator loaded in this process (needs the `train` extra)."""
-        from cogr_search.serve.expander import RunExpander
+                 runs_dir: Path | None = None, index: str | None = None, expander: str = "auto",
+                 **options: object) -> CogrSearch:
+        """Expand with `run`'s query expander loaded in this process: its student when the
+        round has one (`expander="auto"`), else its query generator (the `train` extra)."""
+        from cogr_search.serve.expander import open_expander
 
-        expander = RunExpander(run, round_, runs_dir=runs_dir, sides=("query",), **options)  # type: ignore[arg-type]
-        return cls(client, expander, index=index)
+        chosen = open_expander(run, round_, expander=expander, runs_dir=runs_dir, sides=("query",), **options)
+        return cls(client, chosen, index=index)
 
     @classmethod
     def from_service(cls, client: Any, url: str, *, index: str | None = None, timeout_s: float = 60.0) -> CogrSearch:

@@ -6,6 +6,7 @@ cache, timeouts) is one object with no HTTP in it.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 from typing import Literal
 
@@ -104,6 +105,8 @@ class ExpansionService:
             "status": "ok",
             "model_loaded": self.query is not None,
             **self.identity(),
+            # a student serves without the ML stack: whether torch is in this process at all
+            "torch_loaded": "torch" in sys.modules,
             "k_max": self.expander.k_max,
             "spec": _spec(self.expander),
             "cache": {side: b.cache.stats() for side, b in batchers.items() if b is not None},

@@ -94,3 +94,23 @@ def distill_run(run: RunDir, round_: int | None = None, *, backend: str = backen
         echo(f"[{run.name}] {side} student: vocabulary {report.vocabulary}, top_k {report.cut.top_k}, "
              f"threshold {report.cut.threshold}, dev F1 {report.dev_f1 if report.dev_f1 is None else round(report.dev_f1, 3)}")
     return students
+
+
+def keywords_for_catalog(run: RunDir, round_: int, labelled: dict[str, list[str]],
+                         batch: int = 1024) -> tuple[dict[str, list[str]], int, str]:
+    """The teacher's item keywords, plus the item student's for every item of the run's
+    catalog the teacher did not label (`sync --items all`).
+
+    Returns the merged keywords, how many items the student wrote, and the student's tag
+    (the provenance the synced documents carry: the version holds its keywords)."""
+    from cogr_search.generators.students.model import item_text
+
+    students = open_students(run, round_, ("item",))
+    student = students.sides["item"]
+    dataset = load_dataset(Path(run.config().data))
+    merged = dict(labelled)
+    todo = [item for item_id, item in dataset.items.items() if item_id not in labelled]
+    for start in range(0, len(todo), batch):
+        for item in todo[start : start + batch]:
+            merged[item.id] = student.keywords(item_text(item.title, item.description))
+    return merged, len(todo), students.tag("item")
