@@ -17,7 +17,7 @@ from cogr_search.cluster.sync import SyncConfig
 
 @click.group()
 def bench() -> None:
-    """Measure ingest, rewards, generation, sync and search speed on this machine."""
+    """Measure ingest, rewards, generation, sync, search and expander speed on this machine."""
 
 
 port_option = click.option("--port", type=int, default=None, help="HTTP port of the throwaway node (default: a free one).")
@@ -67,6 +67,27 @@ def sync_bench(data: Path, port: int | None, heap: str, max_items: int | None, c
     result = sync.run(data, settings_from(), port=port, heap=heap, max_items=max_items,
                       config=config_flags.build(missing="title-only"), n_copies=copies, write_rate=write_rate, raw=raw)
     _print(result, as_json)
+
+
+@bench.command("expand")
+@click.option("--run", "run_name", required=True, help="A run whose round has students (`train distill`).")
+@click.option("--round", "round_", type=int, default=None, help="Round (default: the latest complete round).")
+@runs_dir
+@click.option("--split", type=click.Choice(["val", "train"]), default="val", show_default=True,
+              help="The run's queries to time and score (val: held out from training and from the students).")
+@click.option("--repeats", type=click.IntRange(min=1), default=5, show_default=True,
+              help="Times each query is expanded by the student for its latency percentiles.")
+@click.option("--llm-samples", type=click.IntRange(min=0), default=5, show_default=True,
+              help="Queries expanded once each by the LLM query generator (0: skip the LLM).")
+@json_output
+def expand_bench(run_name: str, round_: int | None, runs_dir: Path | None, split: str, repeats: int,
+                 llm_samples: int, as_json: bool) -> None:
+    """Student speed (one query, one thread; whole catalog), the LLM's cold expansion on the
+    same queries, and fidelity: held-out F1 with student / with teacher query keywords."""
+    from cogr_search.bench import expand
+
+    _print(expand.run(run_name, round_, runs_dir=runs_dir, split=split, repeats=repeats, llm_samples=llm_samples),
+           as_json)
 
 
 def _print(result: dict, as_json: bool) -> None:
