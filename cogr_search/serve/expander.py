@@ -10,6 +10,7 @@ import no ML stack.
 from __future__ import annotations
 
 import json
+import os
 import threading
 import urllib.error
 import urllib.request
@@ -173,7 +174,7 @@ class StudentExpander:
     kind = "student"
 
     def __init__(self, run: str | Path, round_: int | None = None, *, runs_dir: Path | None = None,
-                 sides: Sequence[str] = ("query", "item")) -> None:
+                 sides: Sequence[str] = ("query", "item"), threads: int = 0) -> None:
         from cogr_search.generators.students.distill import open_students
         from cogr_search.runs.run_dir import RunDir
 
@@ -182,7 +183,8 @@ class StudentExpander:
         self.run, self.round, self.k_max = self.spec.run, self.spec.round, self.spec.k_max
         self.students = open_students(run_dir, self.round, tuple(sides))
         self.model = self.students.tag("item" if "item" in self.students.sides else "query")
-        self.batch_size = 256
+        self.batch_size = 1024
+        self.threads = threads or os.cpu_count() or 1
 
     def _side(self, side: str):  # noqa: ANN202 - SideStudent
         student = self.students.sides.get(side)
@@ -195,15 +197,31 @@ class StudentExpander:
         return [student.keywords(text)[: self.k_max] for text in texts]
 
     def expand_items(self, items: Sequence[ItemLike]) -> list[list[str]]:
+        """Item sets in input order; a large batch (a catalog) is split over the cores:
+        the tree walk releases the GIL, so two threads overlap it with featurizing."""
         from cogr_search.generators.students.model import item_text
 
         student = self._side("item")
-        return [student.keywords(item_text(i.title, i.description))[: self.k_max] for i in items]
+
+        def run(chunk: Sequence[ItemLike]) -> list[list[str]]:
+            return [student.keywords(item_text(i.title, i.description))[: self.k_max] for i in chunk]
+
+        workers = min(self.threads, max(1, len(items) // PARALLEL_ITEMS))
+        if workers <= 1:
+            return run(items)
+        from concurrent.futures import ThreadPoolExecutor
+
+        size = -(-len(items) // workers)
+        with ThreadPoolExecutor(workers) as pool:
+            parts = pool.map(run, [items[n : n + size] for n in range(0, len(items), size)])
+        return [keywords for part in parts for keywords in part]
 
     def close(self) -> None:
         """Nothing to release: the students are freed with this object."""
 
 
+PARALLEL_ITEMS = 256
+"""Items per thread below which a batch runs on the calling thread alone."""
 EXPANDERS = ("auto", "student", "llm")
 
 

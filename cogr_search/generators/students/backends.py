@@ -58,7 +58,7 @@ class OmikujiClassifier:
 
     def __init__(self, model: object) -> None:
         self.model = model
-        # one prediction thread: a query is one tiny tree walk, and the cores are shared
+        # one prediction thread: a query is one small tree walk, and the cores are shared
         self.model.init_prediction_thread_pool(1)  # type: ignore[attr-defined]
 
     @classmethod
@@ -95,7 +95,9 @@ class OmikujiClassifier:
     def predict(self, row: Row, top_k: int) -> list[tuple[int, float]]:
         """omikuji's C entry point with the row's buffers: its Python `predict` sorts and
         checks the pairs and fills C arrays one element at a time, which costs more than
-        the tree walk itself (rows from the featurizer are sorted and in range already)."""
+        the tree walk itself (rows from the featurizer are sorted and in range already).
+        The walk runs in the model's one-thread pool (omikuji's default pool has a thread per
+        core and was slower on 2 busy cores); cffi releases the GIL meanwhile."""
         if not row:
             return []
         from omikuji import ffi, lib
