@@ -1,10 +1,11 @@
-"""Where a query's (or an item's) keywords come from: a run's local generators, or a
-remote expansion service. Both answer the same thing, the service's contract
+"""Where a query's (or an item's) keywords come from: a run's students (fast,
+non-autoregressive, `generators/students`), its LLM generators, stored keyword files, or
+a remote expansion service. All answer the same thing, the service's contract
 (`serve/app.py`): one normalized keyword set per input, truncated to `k_max`, without
-the input text itself.
+the input text itself. `open_expander` picks a run's students when its round has them.
 
-The local one loads torch only when constructed, so apps that use a remote service
-import no ML stack.
+The LLM expander loads torch only when constructed, and the students never do, so apps
+that use students or a remote service import no ML stack.
 """
 
 from __future__ import annotations
