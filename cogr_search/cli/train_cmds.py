@@ -279,8 +279,11 @@ def metrics(run_name: str, runs_dir: Path | None, eval_samples: int, item_sample
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the held-out fifth that tunes the cut.")
 @click.option("--threads", type=click.IntRange(min=0), default=0, show_default=True,
               help="Training threads (0: all cores).")
+@click.option("--model", "backend", type=click.Choice(["omikuji", "knn"]), default="omikuji", show_default=True,
+              help="omikuji: label trees with linear nodes; knn: the nearest training texts vote (a baseline).")
 @json_output
-def distill(run_name: str, round_: int | None, runs_dir: Path | None, seed: int, threads: int, as_json: bool) -> None:
+def distill(run_name: str, round_: int | None, runs_dir: Path | None, seed: int, threads: int, backend: str,
+            as_json: bool) -> None:
     """Fit the round's students (fast keyword expanders, DESIGN.md section 5) to its teacher
     keyword files and save them in round-<r>/students/v1/."""
     from cogr_search.generators.students.distill import distill_run
@@ -288,7 +291,8 @@ def distill(run_name: str, round_: int | None, runs_dir: Path | None, seed: int,
 
     run = RunDir.open(run_name, runs_dir)
     with run.lock():
-        students = distill_run(run, round_, seed=seed, threads=threads, echo=lambda line: click.echo(line, err=True))
+        students = distill_run(run, round_, backend=backend, seed=seed, threads=threads,
+                               echo=lambda line: click.echo(line, err=True))
     manifest = students.manifest
     if as_json:
         emit_json({"run": str(run.root), "round": manifest["round"], "model": manifest["model"],

@@ -3,7 +3,9 @@
 Two candidates were measured (benchmarks/expand.md) behind this one seam, so the
 comparison runs the same featurizer, targets and cut:
 
-- `omikuji` (Parabel/Bonsai label trees with linear nodes, Rust; the default).
+- `omikuji` (Parabel/Bonsai label trees with linear nodes, Rust; the default);
+- `knn` (the training texts nearest by tf-idf cosine vote with their keyword sets: no
+  training at all, numpy only; the baseline a learned model has to beat).
 
 napkinxc 0.7.2 (probabilistic label trees) aborted with heap corruption on its first fit
 of a real keyword file, and libpecos 1.2.8 (XR-Linear) pins numpy < 2 and scipy < 1.14 and
@@ -23,7 +25,7 @@ from pathlib import Path
 from typing import Protocol
 
 Row = list[tuple[int, float]]
-BACKENDS = ("omikuji",)
+BACKENDS = ("omikuji", "knn")
 DEFAULT_BACKEND = "omikuji"
 
 
@@ -42,12 +44,16 @@ def fit(name: str, rows: Sequence[Row], labels: Sequence[Sequence[int]], n_featu
     """Fit backend `name`; `workdir` is an empty folder the backend may keep files in."""
     if name == "omikuji":
         return OmikujiClassifier.fit(rows, labels, n_features, n_labels, workdir, threads)
+    if name == "knn":
+        return KnnClassifier(rows, labels)
     raise ValueError(f"student model {name!r}: expected one of {', '.join(BACKENDS)}")
 
 
 def load(name: str, folder: Path) -> Classifier:
     if name == "omikuji":
         return OmikujiClassifier.load(folder)
+    if name == "knn":
+        return KnnClassifier.load(folder)
     raise ValueError(f"{folder}: unknown student model {name!r} (expected one of {', '.join(BACKENDS)})")
 
 
@@ -136,6 +142,66 @@ def _canonical_tree_order(folder: Path) -> None:
         staged.append(temporary)
     for n, temporary in enumerate(staged):
         os.replace(temporary, folder / f"tree{n}.cbor")
+
+
+class KnnClassifier:
+    """The `NEIGHBOURS` training texts most similar to the input (cosine of the L2-normed
+    tf-idf rows) vote for their keywords, each with its similarity; a keyword's score is
+    its share of the votes. An inverted index (feature -> rows, weights) makes a query
+    one `bincount` over the postings of its features."""
+
+    name = "knn"
+    NEIGHBOURS = 10
+
+    def __init__(self, rows: Sequence[Row], labels: Sequence[Sequence[int]]) -> None:
+        import numpy as np
+
+        self.rows = [list(r) for r in rows]
+        self.labels = [sorted(ls) for ls in labels]
+        postings: dict[int, list[tuple[int, float]]] = {}
+        for n, row in enumerate(self.rows):
+            for feature, weight in row:
+                postings.setdefault(feature, []).append((n, weight))
+        self.postings = {
+            f: (np.asarray([n for n, _ in p], dtype=np.int64), np.asarray([w for _, w in p], dtype=np.float64))
+            for f, p in postings.items()
+        }
+
+    def predict(self, row: Row, top_k: int) -> list[tuple[int, float]]:
+        import numpy as np
+
+        hits = [(self.postings[f], w) for f, w in row if f in self.postings]
+        if not hits:
+            return []
+        ids = np.concatenate([p[0] for p, _ in hits])
+        sims = np.concatenate([p[1] * w for p, w in hits])
+        scores = np.bincount(ids, sims, minlength=len(self.rows))
+        nearest = np.argsort(-scores, kind="stable")[: self.NEIGHBOURS]
+        votes: dict[int, float] = {}
+        total = 0.0
+        for n in nearest:
+            sim = float(scores[n])
+            if sim <= 0:
+                break
+            total += sim
+            for label in self.labels[n]:
+                votes[label] = votes.get(label, 0.0) + sim
+        ranked = sorted(votes.items(), key=lambda lv: (-lv[1], lv[0]))[:top_k]
+        return [(label, vote / total) for label, vote in ranked]
+
+    def save(self, folder: Path) -> None:
+        import json
+
+        folder.mkdir(parents=True, exist_ok=True)
+        with open(folder / "knn.json", "w", encoding="utf-8") as out:
+            json.dump({"rows": self.rows, "labels": self.labels}, out, separators=(",", ":"))
+
+    @classmethod
+    def load(cls, folder: Path) -> KnnClassifier:
+        import json
+
+        data = json.loads((folder / "knn.json").read_text(encoding="utf-8"))
+        return cls([[(int(f), float(w)) for f, w in row] for row in data["rows"]], data["labels"])
 
 
 @contextlib.contextmanager

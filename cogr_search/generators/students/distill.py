@@ -54,6 +54,28 @@ def _sha(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
+def retrieval_objective(dataset, queries, item_keywords: dict[str, list[str]], k_max: int):  # noqa: ANN001, ANN201
+    """Macro F1 of held-out *training* queries' keyword sets against the shadow index of
+    the round's item keywords: the cut a query student keeps is the one that retrieves
+    best where the teacher's keywords will be served, not the one that copies the most
+    keywords. Queries without a relevant item are skipped, as in training's metrics."""
+    from cogr_search.metrics import f1
+    from cogr_search.shadow.index import ItemIndex
+    from cogr_search.shadow.query_view import QueryView
+
+    titles = {item_id: item.title for item_id, item in dataset.items.items()}
+    index = ItemIndex.build(item_keywords, titles, k_max)
+    relevant = dataset.relevant() if dataset.relevance_threshold is not None else {}
+
+    def objective(positions, sets) -> float:  # noqa: ANN001
+        texts = {queries[p].id: queries[p].text for p in positions}
+        view = QueryView.build(dict(zip(texts, sets)), texts, index, relevant, k_max)
+        scored = [f1(int(t), int(r), int(n)) for t, r, n in zip(view.n_tp, view.n_ret, view.n_rel) if n > 0]
+        return sum(scored) / len(scored) if scored else 0.0
+
+    return objective if relevant else None
+
+
 def distill_run(run: RunDir, round_: int | None = None, *, backend: str = backends.DEFAULT_BACKEND, seed: int = 0,
                 threads: int = 0, echo: Callable[[str], None] = print) -> Students:
     """Fit and save the students of `round_` (default: the latest complete round)."""
@@ -75,7 +97,8 @@ def distill_run(run: RunDir, round_: int | None = None, *, backend: str = backen
     echo(f"[{run.name}] query student: {len(queries)} training queries")
     sides["query"], reports["query"] = fit_side(
         "query", [q.text for q in queries], [query_keywords[q.id] for q in queries], config.k_max,
-        backend=backend, seed=seed, threads=threads)
+        backend=backend, seed=seed, threads=threads,
+        objective=retrieval_objective(dataset, queries, item_keywords, config.k_max))
     echo(f"[{run.name}] item student: {len(items)} labelled items, featurizer over {len(dataset.items)} catalog items")
     sides["item"], reports["item"] = fit_side(
         "item", [item_text(i.title, i.description) for i in items], [item_keywords[i.id] for i in items],
