@@ -48,12 +48,14 @@ def _notify(message: str) -> None:
 @click.option("--items", "items", type=click.Choice(["labelled", "all"]), default="labelled", show_default=True,
               help="With --run: all adds the item student's keywords for every item of the run's catalog the "
                    "teacher did not label (needs `train distill`; the version's model tag is then the student's).")
+@click.option("--data", "catalog", type=click.Path(exists=True, path_type=Path), default=None,
+              help="With --items all: the catalog whose unlabelled items the student writes [default: the run's data].")
 @runs_dir
 @config_flags(SyncConfig, SYNC_FLAGS)
 @opensearch_url
 @json_output
 def sync(alias: str, show_status: bool, run_name: str | None, round_: int | None, item_keywords: Path | None,
-         items: str, runs_dir: Path | None, config_flags: ConfigFlags, opensearch_url: str | None, as_json: bool) -> None:
+         items: str, catalog: Path | None, runs_dir: Path | None, config_flags: ConfigFlags, opensearch_url: str | None, as_json: bool) -> None:
     """Write item keywords as a new version `<alias>-r<round>-<n>` and swap the alias to it.
 
     Online: the application's writes through the alias go on during the copy and are
@@ -68,6 +70,8 @@ def sync(alias: str, show_status: bool, run_name: str | None, round_: int | None
         raise click.UsageError("give either --run RUN [--round R] or --item-keywords FILE")
     if items == "all" and run_name is None:
         raise click.UsageError("--items all needs --run RUN (its item student writes the missing items' keywords)")
+    if catalog is not None and items != "all":
+        raise click.UsageError("--data goes with --items all")
     student_items = None
     k_max = config_flags.overrides().get("k_max")
     if item_keywords is not None:
@@ -92,7 +96,7 @@ def sync(alias: str, show_status: bool, run_name: str | None, round_: int | None
         if items == "all":
             from cogr_search.generators.students.distill import keywords_for_catalog
 
-            keywords, student_items, model = keywords_for_catalog(run, round_, keywords)
+            keywords, student_items, model = keywords_for_catalog(run, round_, keywords, catalog)
             _notify(f"item student {model}: keywords for {student_items} items the teacher did not label")
     config = config_flags.build(k_max=k_max)
     cluster = connect(settings_from(opensearch_url=opensearch_url))

@@ -119,10 +119,10 @@ def distill_run(run: RunDir, round_: int | None = None, *, backend: str = backen
     return students
 
 
-def keywords_for_catalog(run: RunDir, round_: int, labelled: dict[str, list[str]],
+def keywords_for_catalog(run: RunDir, round_: int, labelled: dict[str, list[str]], data: Path | None = None,
                          batch: int = 1024) -> tuple[dict[str, list[str]], int, str]:
-    """The teacher's item keywords, plus the item student's for every item of the run's
-    catalog the teacher did not label (`sync --items all`).
+    """The teacher's item keywords, plus the item student's for every item of the
+    catalog (`data`, default the run's own) the teacher did not label (`sync --items all`).
 
     Returns the merged keywords, how many items the student wrote, and the student's tag
     (the provenance the synced documents carry: the version holds its keywords)."""
@@ -130,7 +130,7 @@ def keywords_for_catalog(run: RunDir, round_: int, labelled: dict[str, list[str]
 
     students = open_students(run, round_, ("item",))
     student = students.sides["item"]
-    dataset = load_dataset(Path(run.config().data))
+    dataset = load_dataset(Path(data) if data is not None else Path(run.config().data))
     merged = dict(labelled)
     todo = [item for item_id, item in dataset.items.items() if item_id not in labelled]
     for start in range(0, len(todo), batch):
