@@ -108,3 +108,20 @@ def test_auto_takes_the_llm_when_the_round_has_no_students(tmp_path: Path) -> No
     # auto goes to the LLM generators, which this run does not have either
     with pytest.raises(Exception, match="no query checkpoint"):
         open_expander(bare.root, 0, expander="auto", sides=("query",))
+
+
+def test_expand_file_writes_a_keyword_file_and_names_a_bad_line(run, tmp_path: Path) -> None:  # noqa: ANN001
+    queries = tmp_path / "queries.jsonl"
+    queries.write_text('{"_id": "a", "text": "oak dining table"}\n{"_id": "b", "text": "Linen Pillow"}\n')
+    out = tmp_path / "keywords.jsonl"
+    result = CliRunner().invoke(cli, ["expand", "--file", str(queries), "--out", str(out), "--run", str(run.root),
+                                      "--json"])
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.stdout)
+    assert summary["queries"] == 2 and summary["expander"] == "student"
+    expander = StudentExpander(run.root, 0, sides=("query",))
+    assert read_keyword_file(out) == dict(zip("ab", expander.expand_queries(["oak dining table", "Linen Pillow"])))
+
+    queries.write_text('{"_id": "a", "text": "oak dining table"}\n{"_id": "b"}\n')
+    bad = CliRunner().invoke(cli, ["expand", "--file", str(queries), "--out", str(out), "--run", str(run.root)])
+    assert bad.exit_code == 1 and f"{queries}:2" in bad.output and bad.output.count("\n") == 1
