@@ -22,6 +22,11 @@ from cogr_search.keywords import keyword_set, term
 THRESHOLDS = (0.0, 0.01, 0.02, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5, 0.6)
 DEV_FRACTION = 0.2
 MIN_DEV = 10
+MIN_DF = 2
+MAX_FEATURES = 100_000
+"""n-grams seen in one text only, and past the 100,000 most frequent, are dropped: on Home
+Depot's 54,667 titles that is 242k -> 100k n-grams, and featurizing ran about twice as
+fast (benchmarks/expand.md)."""
 """Below this many held-out texts a tuned cut is noise: keep the teacher's median set size."""
 
 
@@ -115,7 +120,8 @@ def fit_side(side: str, texts: Sequence[str], targets: Sequence[Sequence[str]], 
     targets = [targets[i] for i in keep]
     if not texts:
         raise ValueError(f"{side} student: no training text has teacher keywords")
-    featurizer = Featurizer.fit(featurizer_texts if featurizer_texts is not None else texts)
+    featurizer = Featurizer.fit(featurizer_texts if featurizer_texts is not None else texts, min_df=MIN_DF,
+                                max_features=MAX_FEATURES)
     labels = {k: i for i, k in enumerate(sorted({k for t in targets for k in t}))}
     order = list(range(len(texts)))
     random.Random(seed).shuffle(order)
