@@ -23,6 +23,7 @@ from cogr_search.generators.students import backends
 from cogr_search.generators.students.fit import fit_side
 from cogr_search.generators.students.model import item_text
 from cogr_search.generators.students.store import VERSION, Students, load_students, read_manifest, save_students
+from cogr_search.keywords import keyword_set, term
 from cogr_search.runs.keyword_files import read_keyword_file
 from cogr_search.runs.run_dir import RunDir, now_iso, read_json
 
@@ -93,17 +94,28 @@ def distill_run(run: RunDir, round_: int | None = None, *, backend: str = backen
     if not items:
         raise CogrError(f"{item_file}: no item of {config.data} has keywords; nothing to distil")
 
+    # the run's keywords a text's own n-grams may be copied from: the teacher's keywords of
+    # the training queries and of the items, the base model's keywords and the training
+    # queries themselves (never anything of a held-out query)
+    taught = [query_keywords[q.id] for q in queries] + list(item_keywords.values())
+    copyable = {k for keywords in taught for k in keyword_set(keywords)}
+    if run.base_item_keywords_path.is_file():
+        copyable |= {k for keywords in read_keyword_file(run.base_item_keywords_path).values()
+                     for k in keyword_set(keywords)}
+    copyable |= {term(q.text) for q in queries}
+    copyable.discard("")
     sides, reports = {}, {}
     echo(f"[{run.name}] query student: {len(queries)} training queries")
     sides["query"], reports["query"] = fit_side(
         "query", [q.text for q in queries], [query_keywords[q.id] for q in queries], config.k_max,
         backend=backend, seed=seed, threads=threads,
-        objective=retrieval_objective(dataset, queries, item_keywords, config.k_max))
+        objective=retrieval_objective(dataset, queries, item_keywords, config.k_max), copy_vocabulary=sorted(copyable))
     echo(f"[{run.name}] item student: {len(items)} labelled items, featurizer over {len(dataset.items)} catalog items")
     sides["item"], reports["item"] = fit_side(
         "item", [item_text(i.title, i.description) for i in items], [item_keywords[i.id] for i in items],
         config.k_max, backend=backend, seed=seed, threads=threads,
-        featurizer_texts=[item_text(i.title, i.description) for i in dataset.items.values()])
+        featurizer_texts=[item_text(i.title, i.description) for i in dataset.items.values()],
+        copy_vocabulary=sorted(copyable))
     manifest = {
         "run": run.name, "round": round_, "model": backend, "k_max": config.k_max, "seed": seed,
         "created_at": now_iso(),
@@ -115,7 +127,7 @@ def distill_run(run: RunDir, round_: int | None = None, *, backend: str = backen
                   sides={side: report.as_dict() for side, report in reports.items()})
     for side, report in reports.items():
         echo(f"[{run.name}] {side} student: vocabulary {report.vocabulary}, top_k {report.cut.top_k}, "
-             f"threshold {report.cut.threshold}, dev F1 {report.dev_f1 if report.dev_f1 is None else round(report.dev_f1, 3)}")
+             f"threshold {report.cut.threshold}, copy n-grams of {report.cut.copy_min_words or '-'}+ words, dev F1 {report.dev_f1 if report.dev_f1 is None else round(report.dev_f1, 3)}")
     return students
 
 

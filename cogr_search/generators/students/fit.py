@@ -43,7 +43,7 @@ class FitReport:
 
     def as_dict(self) -> dict:
         return {"side": self.side, "texts": self.texts, "vocabulary": self.vocabulary, "top_k": self.cut.top_k,
-                "threshold": self.cut.threshold, "dev_texts": self.dev_texts,
+                "threshold": self.cut.threshold, "copy_min_words": self.cut.copy_min_words, "dev_texts": self.dev_texts,
                 "dev_f1": None if self.dev_f1 is None else round(self.dev_f1, 4), "fit_s": round(self.seconds, 2),
                 **self.extra}
 
@@ -84,34 +84,45 @@ Objective = Callable[[Sequence[int], list[list[str]]], float]
 TOP_KS = (1, 2, 3, 4, 5, 6, 8, 10, 12, 15, 20, 25, 30)
 
 
+COPY_MIN_WORDS = (0, 1, 2, 3)
+"""Copy settings tried: none, or the text's n-grams of at least 1, 2 or 3 words."""
+
+
 def tune_cut(scored: Sequence[Sequence[tuple[str, float]]], targets: Sequence[Sequence[str]], k_max: int,
-             objective: Callable[[list[list[str]]], float] | None = None) -> tuple[Cut, float]:
-    """The (top_k, threshold) with the best objective (default: mean set F1 against the
-    teacher's sets); ties go to fewer keywords."""
+             objective: Callable[[list[list[str]]], float] | None = None,
+             copies: Callable[[int], list[list[str]]] | None = None) -> tuple[Cut, float]:
+    """The (copy_min_words, top_k, threshold) with the best objective (default: mean set
+    F1 against the teacher's sets); ties go to no copying and fewer keywords. `copies(m)`
+    gives each held-out text's copied n-grams of at least m words."""
     if objective is None:
         def objective(sets: list[list[str]]) -> float:
             return sum(set_f1(s, t) for s, t in zip(sets, targets)) / max(1, len(targets))
     best, best_score = Cut(1, 0.0), -1.0
-    for top_k in sorted({min(k, k_max) for k in TOP_KS}):
-        for threshold in THRESHOLDS:
-            cut = Cut(top_k, threshold)
-            score = objective([cut.apply(s) for s in scored])
-            if score > best_score + 1e-12:
-                best, best_score = cut, score
+    for min_words in COPY_MIN_WORDS if copies is not None else (0,):
+        prefixes = copies(min_words) if min_words else [[] for _ in scored]
+        for top_k in sorted({min(k, k_max) for k in TOP_KS}):
+            for threshold in THRESHOLDS:
+                cut = Cut(top_k, threshold, min_words)
+                sets = [list(dict.fromkeys([*p, *cut.apply(s)]))[:k_max] for p, s in zip(prefixes, scored)]
+                score = objective(sets)
+                if score > best_score + 1e-12:
+                    best, best_score = cut, score
     return best, best_score
 
 
 def fit_side(side: str, texts: Sequence[str], targets: Sequence[Sequence[str]], k_max: int, *,
              backend: str = backends.DEFAULT_BACKEND, seed: int = 0, threads: int = 0,
              featurizer_texts: Sequence[str] | None = None, cut: Cut | None = None,
-             objective: Objective | None = None) -> tuple[SideStudent, FitReport]:
+             objective: Objective | None = None, copy_vocabulary: Sequence[str] = ()) -> tuple[SideStudent, FitReport]:
     """A student of `side` mapping `texts[i]` to `targets[i]` (teacher keyword sets).
 
     `featurizer_texts` (default: `texts`) are the texts whose n-grams and idf the
     featurizer learns: unlabelled texts of the same side may join (an item student
     learns the whole catalog's n-grams). `cut` skips the tuning; `objective` replaces
     the set F1 the cut is tuned by (the query side's: retrieval F1 of the held-out
-    training queries against the round's item index)."""
+    training queries against the round's item index). `copy_vocabulary`: the run's
+    keywords a text's own n-grams may be copied from (`SideStudent.copies`); whether and
+    from how many words on is tuned with the cut."""
     started = time.perf_counter()
     given = len(texts)
     targets = clean_targets(texts, targets, k_max)
@@ -134,18 +145,21 @@ def fit_side(side: str, texts: Sequence[str], targets: Sequence[Sequence[str]], 
             dev_dir.mkdir()
             first = _fit_classifier(backend, featurizer, [texts[i] for i in train], [targets[i] for i in train],
                                     labels, dev_dir, threads)
-            probe = SideStudent(side, featurizer, sorted(labels, key=labels.get), first, Cut(k_max, 0.0), k_max)
+            probe = SideStudent(side, featurizer, sorted(labels, key=labels.get), first, Cut(k_max, 0.0), k_max,
+                                copy_vocabulary)
             scored = [probe.scored(texts[i], k_max) for i in dev]
             positions = [keep[i] for i in dev]
             bound = None if objective is None else (lambda sets: objective(positions, sets))
-            cut, dev_f1 = tune_cut(scored, [targets[i] for i in dev], k_max, bound)
+            copies = (lambda m: [probe.copies(texts[i], m) for i in dev]) if copy_vocabulary else None
+            cut, dev_f1 = tune_cut(scored, [targets[i] for i in dev], k_max, bound, copies)
         elif cut is None:
             sizes = sorted(len(t) for t in targets)
             cut = Cut(max(1, min(k_max, sizes[len(sizes) // 2])), 0.0)
         final_dir = Path(scratch) / "final"
         final_dir.mkdir()
         classifier = _fit_classifier(backend, featurizer, texts, targets, labels, final_dir, threads)
-        student = SideStudent(side, featurizer, sorted(labels, key=labels.get), classifier, cut, k_max)
+        student = SideStudent(side, featurizer, sorted(labels, key=labels.get), classifier, cut, k_max,
+                              copy_vocabulary if cut.copy_min_words else ())
     report = FitReport(side, len(texts), len(labels), cut, n_dev if dev_f1 is not None else 0, dev_f1,
                        time.perf_counter() - started, {"given": given})
     return student, report

@@ -35,10 +35,13 @@ def item_text(title: str, description: str | None) -> str:
 
 @dataclass(frozen=True)
 class Cut:
-    """How many keywords to keep: those scoring >= `threshold`, at most `top_k`."""
+    """How many keywords to keep: those scoring >= `threshold`, at most `top_k`; and
+    whether the text's own word n-grams of at least `copy_min_words` words that are
+    keywords of the run (its copy vocabulary) join them (0: none do)."""
 
     top_k: int
     threshold: float
+    copy_min_words: int = 0
 
     def apply(self, scored: Sequence[tuple[str, float]]) -> list[str]:
         return [k for k, s in scored[: self.top_k] if s >= self.threshold]
@@ -48,14 +51,35 @@ class SideStudent:
     """A fitted student of one side (`query` or `item`)."""
 
     def __init__(self, side: str, featurizer: Featurizer, labels: Sequence[str], classifier: backends.Classifier,
-                 cut: Cut, k_max: int) -> None:
+                 cut: Cut, k_max: int, copy_vocabulary: Sequence[str] = ()) -> None:
         self.side = side
         self.featurizer = featurizer
         self.labels = list(labels)
         self.classifier = classifier
         self.cut = cut
         self.k_max = k_max
+        self.copy_vocabulary = sorted(set(copy_vocabulary))
+        self._copyable = frozenset(self.copy_vocabulary)
 
+    def copies(self, text: str, min_words: int | None = None) -> list[str]:
+        """The text's word n-grams (longest first, then left to right) of at least
+        `min_words` words that are keywords of the run, without the text's own form.
+
+        Why: an LLM teacher's keywords for a new query are mostly phrases of the query
+        itself ("10 in nonstick frying pan" -> "nonstick frying pan", "frying pan"), which
+        a classifier over a fixed vocabulary only finds when training queries had them."""
+        min_words = self.cut.copy_min_words if min_words is None else min_words
+        if min_words <= 0 or not self._copyable:
+            return []
+        own = term(text)
+        words = own.split(" ")
+        found = []
+        for n in range(len(words) - 1, min_words - 1, -1):
+            for start in range(len(words) - n + 1):
+                gram = " ".join(words[start : start + n])
+                if gram in self._copyable:
+                    found.append(gram)
+        return found
     def scored(self, text: str, top_k: int | None = None) -> list[tuple[str, float]]:
         """Vocabulary keywords with their scores, best first, without the text's own form."""
         own = term(text)
@@ -65,8 +89,11 @@ class SideStudent:
         return [(labels[i], float(s)) for i, s in found if labels[i] != own][: k - 1]
 
     def keywords(self, text: str) -> list[str]:
-        """The keyword set S for `text`: the cut applied, at most the run's `k_max`."""
-        return self.cut.apply(self.scored(text))[: self.k_max]
+        """The keyword set S for `text`: its copied n-grams, then the classifier's
+        keywords within the cut, de-duplicated, at most the run's `k_max`."""
+        merged = dict.fromkeys(self.copies(text))
+        merged.update(dict.fromkeys(self.cut.apply(self.scored(text))))
+        return list(merged)[: self.k_max]
 
     # -- files -----------------------------------------------------------------------
     def save(self, folder: Path) -> dict:
@@ -74,12 +101,14 @@ class SideStudent:
         folder.mkdir(parents=True, exist_ok=True)
         _write_json(folder / "featurizer.json", self.featurizer.to_json())
         _write_json(folder / "labels.json", self.labels)
+        _write_json(folder / "copy.json", self.copy_vocabulary)
         self.classifier.save(folder / "model")
         return self.describe()
 
     def describe(self) -> dict:
         return {"side": self.side, "model": self.classifier.name, "vocabulary": len(self.labels),
                 "features": self.featurizer.size, "top_k": self.cut.top_k, "threshold": self.cut.threshold,
+                "copy_min_words": self.cut.copy_min_words, "copy_vocabulary": len(self.copy_vocabulary),
                 "k_max": self.k_max}
 
     @classmethod
@@ -89,8 +118,9 @@ class SideStudent:
             featurizer = Featurizer.from_json(_read_json(folder / "featurizer.json"), f"{where}/featurizer.json")
             labels = _read_json(folder / "labels.json")
             classifier = backends.load(str(entry["model"]), folder / "model")
-            cut = Cut(int(entry["top_k"]), float(entry["threshold"]))
-            return cls(str(entry["side"]), featurizer, labels, classifier, cut, int(entry["k_max"]))
+            cut = Cut(int(entry["top_k"]), float(entry["threshold"]), int(entry["copy_min_words"]))
+            copyable = _read_json(folder / "copy.json")
+            return cls(str(entry["side"]), featurizer, labels, classifier, cut, int(entry["k_max"]), copyable)
         except KeyError as err:
             raise ValueError(f"{where}: the students manifest lacks field {err.args[0]!r}") from None
 
