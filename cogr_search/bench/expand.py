@@ -4,7 +4,8 @@
   student loaded (every query timed `repeats` times);
 - `llm_cold_p50_ms`: the same queries' first expansion by the LLM query generator
   (`llm_samples` of them; 0 skips it, and a run without checkpoints has none);
-- `student_items_per_s`: the item student over the whole catalog of the run's data;
+- `student_items_per_s`: the item student over the whole catalog of the run's data (or
+  of `catalog`: a run trained on a subset predicts the full catalog);
 - `fidelity_f1`: held-out F1 with the student's query keywords divided by F1 with the
   teacher's (the round's query keyword file), both against the same item index: the
   shadow index of the round's item keywords (what training's rewards and `eval
@@ -56,7 +57,7 @@ def _timed(calls: Sequence, repeats: int) -> list[float]:
 
 
 def run(run_name: str, round_: int | None = None, *, runs_dir: Path | None = None, split: str = "val",
-        repeats: int = 5, llm_samples: int = 5) -> dict:
+        repeats: int = 5, llm_samples: int = 5, catalog: Path | None = None) -> dict:
     from cogr_search.generators.students.distill import students_folder
     from cogr_search.serve.expander import StudentExpander
 
@@ -79,7 +80,7 @@ def run(run_name: str, round_: int | None = None, *, runs_dir: Path | None = Non
     query_student = student.students.sides["query"]
     latencies = _timed([lambda t=t: query_student.keywords(t) for t in texts.values()], repeats)
 
-    items = list(dataset.items.values())
+    items = list((load_dataset(catalog) if catalog is not None else dataset).items.values())
     started = time.perf_counter()
     student.expand_items(items)
     items_s = time.perf_counter() - started

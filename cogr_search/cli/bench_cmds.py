@@ -79,15 +79,17 @@ def sync_bench(data: Path, port: int | None, heap: str, max_items: int | None, c
               help="Times each query is expanded by the student for its latency percentiles.")
 @click.option("--llm-samples", type=click.IntRange(min=0), default=5, show_default=True,
               help="Queries expanded once each by the LLM query generator (0: skip the LLM).")
+@click.option("--data", "catalog", type=click.Path(exists=True, path_type=Path), default=None,
+              help="The catalog the item student predicts for items/s [default: the run's data].")
 @json_output
 def expand_bench(run_name: str, round_: int | None, runs_dir: Path | None, split: str, repeats: int,
-                 llm_samples: int, as_json: bool) -> None:
+                 llm_samples: int, catalog: Path | None, as_json: bool) -> None:
     """Student speed (one query, one thread; whole catalog), the LLM's cold expansion on the
     same queries, and fidelity: held-out F1 with student / with teacher query keywords."""
     from cogr_search.bench import expand
 
-    _print(expand.run(run_name, round_, runs_dir=runs_dir, split=split, repeats=repeats, llm_samples=llm_samples),
-           as_json)
+    _print(expand.run(run_name, round_, runs_dir=runs_dir, split=split, repeats=repeats, llm_samples=llm_samples,
+                      catalog=catalog), as_json)
 
 
 def _print(result: dict, as_json: bool) -> None:
