@@ -25,23 +25,34 @@ from cogr_search.keywords import normalize
 _WORD = re.compile(r"\w+")
 CHAR_NGRAMS = (3, 4, 5)
 FORMAT = 1
+WORD_CACHE = 200_000
+"""Words whose feature indices `Featurizer.vector` keeps (cleared when full)."""
+
+
+def words_of(text: str) -> list[str]:
+    return _WORD.findall(normalize(text))
+
+
+def word_ngrams(word: str) -> list[str]:
+    """A word's own n-grams: the word (`w `) and its character n-grams (`c `, the word
+    padded with a space on each side, so prefixes and suffixes are features, as
+    scikit-learn's `char_wb` does)."""
+    padded = f" {word} "
+    size = len(padded)
+    out = [f"w {word}"]
+    for n in CHAR_NGRAMS:
+        if n > size:
+            break
+        out.extend("c " + padded[i : i + n] for i in range(size - n + 1))
+    return out
 
 
 def ngrams(text: str) -> list[str]:
-    """The n-grams of one text, with repeats (their count is the tf).
-
-    Word n-grams are prefixed `w `, characters `c ` (a word padded with a space on
-    each side, so prefixes and suffixes are their own features, as `char_wb` does)."""
-    words = _WORD.findall(normalize(text))
-    out = [f"w {w}" for w in words]
+    """The n-grams of one text, with repeats (their count is the tf): each word's own
+    (`word_ngrams`) and the word pairs (`w a b`)."""
+    words = words_of(text)
+    out = [gram for word in words for gram in word_ngrams(word)]
     out.extend(f"w {a} {b}" for a, b in zip(words, words[1:]))
-    for word in words:
-        padded = f" {word} "
-        size = len(padded)
-        for n in CHAR_NGRAMS:
-            if n > size:
-                break
-            out.extend("c " + padded[i : i + n] for i in range(size - n + 1))
     return out
 
 
@@ -54,6 +65,9 @@ class Featurizer:
         self.ngram_list = list(vocabulary)
         self.index = {gram: i for i, gram in enumerate(self.ngram_list)}
         self.idf = [float(x) for x in idf]
+        # a word's known feature indices, computed once: catalog titles and queries repeat
+        # the same words, and a word's character n-grams are most of a text's features
+        self._word_features: dict[str, list[int]] = {}
 
     @property
     def size(self) -> int:
@@ -77,10 +91,19 @@ class Featurizer:
     def vector(self, text: str) -> list[tuple[int, float]]:
         """(feature index, weight) pairs sorted by index, L2-normalised; unknown n-grams
         are dropped (an all-unknown text gives [])."""
-        index, idf = self.index, self.idf
+        index, idf, cache = self.index, self.idf, self._word_features
         counts: dict[int, int] = {}
-        for gram in ngrams(text):
-            i = index.get(gram)
+        words = words_of(text)
+        for word in words:
+            known = cache.get(word)
+            if known is None:
+                if len(cache) >= WORD_CACHE:
+                    cache.clear()
+                known = cache[word] = [i for i in map(index.get, word_ngrams(word)) if i is not None]
+            for i in known:
+                counts[i] = counts.get(i, 0) + 1
+        for a, b in zip(words, words[1:]):
+            i = index.get(f"w {a} {b}")
             if i is not None:
                 counts[i] = counts.get(i, 0) + 1
         if not counts:
