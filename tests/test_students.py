@@ -125,3 +125,15 @@ def test_expand_file_writes_a_keyword_file_and_names_a_bad_line(run, tmp_path: P
     queries.write_text('{"_id": "a", "text": "oak dining table"}\n{"_id": "b"}\n')
     bad = CliRunner().invoke(cli, ["expand", "--file", str(queries), "--out", str(out), "--run", str(run.root)])
     assert bad.exit_code == 1 and f"{queries}:2" in bad.output and bad.output.count("\n") == 1
+
+
+def test_copies_are_the_texts_own_ngrams_that_are_run_keywords(run) -> None:  # noqa: ANN001
+    from cogr_search.generators.students.model import Cut, SideStudent
+
+    query = open_students(run, 0).sides["query"]
+    student = SideStudent("query", query.featurizer, query.labels, query.classifier, Cut(1, 1.1, 2), 30,
+                          ["frying pan", "nonstick frying pan", "pan", "10 in nonstick frying pan"])
+    # longest first; the text's own form and n-grams below 2 words are not copied
+    assert student.copies("10 in Nonstick Frying Pan") == ["nonstick frying pan", "frying pan"]
+    assert student.keywords("10 in Nonstick Frying Pan") == ["nonstick frying pan", "frying pan"]  # threshold 1.1: no model keyword
+    assert student.copies("cast iron skillet") == []
