@@ -26,19 +26,30 @@ NEW_ITEMS = [
 ]
 
 
-@pytest.fixture(scope="module")
-def run(tmp_path_factory: pytest.TempPathFactory):  # noqa: ANN201 - RunDir
-    run = make_keyword_run(tmp_path_factory.mktemp("student-runs"))
-    result = CliRunner().invoke(cli, ["train", "distill", "--run", str(run.root), "--threads", "1", "--json"])
+def _distilled(runs: Path, *options: str):  # noqa: ANN202 - RunDir
+    run = make_keyword_run(runs)
+    result = CliRunner().invoke(cli, ["train", "distill", "--run", str(run.root), "--threads", "1", "--json", *options])
     assert result.exit_code == 0, result.output
     payload = json.loads(result.stdout)
     assert payload["round"] == 0 and set(payload["sides"]) == {"query", "item"}
     return run
 
 
+@pytest.fixture(scope="module")
+def run(tmp_path_factory: pytest.TempPathFactory):  # noqa: ANN201 - RunDir
+    """The default model choice (`auto`: knn at this size)."""
+    return _distilled(tmp_path_factory.mktemp("student-runs"))
+
+
+@pytest.fixture(scope="module")
+def omikuji_run(tmp_path_factory: pytest.TempPathFactory):  # noqa: ANN201 - RunDir
+    return _distilled(tmp_path_factory.mktemp("student-omikuji"), "--model", "omikuji")
+
+
 def test_distill_records_the_students_in_the_round(run) -> None:  # noqa: ANN001
     manifest = json.loads((students_folder(run, 0) / "manifest.json").read_text())
-    assert manifest["model"] == "omikuji" and manifest["version"] == "v1" and manifest["normalization"] == "1"
+    assert manifest["model"] == "auto" and manifest["version"] == "v1" and manifest["normalization"] == "1"
+    assert {manifest["sides"][side]["model"] for side in ("query", "item")} == {"knn"}  # a few hundred texts
     split = json.loads(run.split_path.read_text())
     # the query student saw the training queries only, never the held-out ones
     assert manifest["sides"]["query"]["given"] == len(split["train_queries"])
@@ -68,7 +79,10 @@ def test_student_sets_are_the_runs_normal_form(run) -> None:  # noqa: ANN001
         assert normalize(text) in representation(keywords, text)  # the consumer adds the text's own form
 
 
-def test_students_round_trip_save_and_load_bit_identically(run, tmp_path: Path) -> None:  # noqa: ANN001
+@pytest.mark.parametrize("fixture", ["run", "omikuji_run"])
+def test_students_round_trip_save_and_load_bit_identically(fixture: str, request: pytest.FixtureRequest,
+                                                           tmp_path: Path) -> None:
+    run = request.getfixturevalue(fixture)
     folder = students_folder(run, 0)
     loaded = load_students(folder)
     copy = tmp_path / "v1"

@@ -101,7 +101,8 @@ def run(run_name: str, round_: int | None = None, *, runs_dir: Path | None = Non
     folder = students_folder(run_dir, spec.round)
     result = {
         "run": run_dir.name, "round": spec.round, "split": split, "queries": len(texts), "queries_scored": scored,
-        "catalog_items": len(items), "k_max": spec.k_max, "model": student.students.manifest["model"],
+        "catalog_items": len(items), "k_max": spec.k_max,
+        "model": {side: s.classifier.name for side, s in student.students.sides.items()},
         "student_p50_ms": percentile(latencies, 50), "student_p99_ms": percentile(latencies, 99),
         "student_samples": len(latencies),
         "student_items_per_s": round(len(items) / items_s, 1), "student_catalog_s": round(items_s, 3),

@@ -279,8 +279,9 @@ def metrics(run_name: str, runs_dir: Path | None, eval_samples: int, item_sample
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the held-out fifth that tunes the cut.")
 @click.option("--threads", type=click.IntRange(min=0), default=0, show_default=True,
               help="Training threads (0: all cores).")
-@click.option("--model", "backend", type=click.Choice(["omikuji", "knn"]), default="omikuji", show_default=True,
-              help="omikuji: label trees with linear nodes; knn: the nearest training texts vote (a baseline).")
+@click.option("--model", "backend", type=click.Choice(["auto", "omikuji", "knn"]), default="auto", show_default=True,
+              help="omikuji: label trees with linear nodes; knn: the 10 nearest training texts vote; "
+                   "auto: knn up to 5,000 training texts a side, omikuji above (benchmarks/expand.md).")
 @json_output
 def distill(run_name: str, round_: int | None, runs_dir: Path | None, seed: int, threads: int, backend: str,
             as_json: bool) -> None:

@@ -3,9 +3,10 @@
 Two candidates were measured (benchmarks/expand.md) behind this one seam, so the
 comparison runs the same featurizer, targets and cut:
 
-- `omikuji` (Parabel/Bonsai label trees with linear nodes, Rust; the default);
+- `omikuji` (Parabel/Bonsai label trees with linear nodes, Rust);
 - `knn` (the training texts nearest by tf-idf cosine vote with their keyword sets: no
-  training at all, numpy only; the baseline a learned model has to beat).
+  training at all, numpy only);
+- `auto` (the default): knn for up to `KNN_MAX_TEXTS` training texts, omikuji above.
 
 napkinxc 0.7.2 (probabilistic label trees) aborted with heap corruption on its first fit
 of a real keyword file, and libpecos 1.2.8 (XR-Linear) pins numpy < 2 and scipy < 1.14 and
@@ -26,7 +27,12 @@ from typing import Protocol
 
 Row = list[tuple[int, float]]
 BACKENDS = ("omikuji", "knn")
-DEFAULT_BACKEND = "omikuji"
+DEFAULT_BACKEND = "auto"
+KNN_MAX_TEXTS = 5_000
+"""`auto` takes knn up to this many training texts, omikuji above: measured
+(benchmarks/expand.md), knn was the more faithful and about twice as fast at the CPU runs'
+scale (hundreds of texts), but its cost grows with the texts it holds (at 20,000 Home
+Depot titles it was no faster than omikuji, whose label trees grow logarithmically)."""
 
 
 class Classifier(Protocol):
@@ -41,7 +47,10 @@ class Classifier(Protocol):
 
 def fit(name: str, rows: Sequence[Row], labels: Sequence[Sequence[int]], n_features: int, n_labels: int,
         workdir: Path, threads: int = 0) -> Classifier:
-    """Fit backend `name`; `workdir` is an empty folder the backend may keep files in."""
+    """Fit backend `name` (`auto`: by the number of rows, see `KNN_MAX_TEXTS`); `workdir`
+    is an empty folder the backend may keep files in."""
+    if name == "auto":
+        name = "knn" if len(rows) <= KNN_MAX_TEXTS else "omikuji"
     if name == "omikuji":
         return OmikujiClassifier.fit(rows, labels, n_features, n_labels, workdir, threads)
     if name == "knn":
