@@ -119,6 +119,7 @@ def test_eval_with_a_run_scores_the_runs_own_split(cluster_url: str, index_name:
     run = RunDir.create("split-run", tmp_path)
     held_out, trained = ids[::4], [q for q in ids if q not in ids[::4]]  # not what a seeded split would give
     atomic_write_json(run.split_path, {"train_queries": trained, "val_queries": held_out, "items": sorted(loaded.items)})
+    run.write_config({"data": str(sample_catalog_path()), "model": "none"})
     args = ["eval", "--data", str(sample_catalog_path()), "--index", index_name, "--method", "bm25", "--run", "split-run",
             "--runs-dir", str(tmp_path), "--opensearch-url", cluster_url, "--json"]
     result = CliRunner().invoke(cli, args)
@@ -127,5 +128,6 @@ def test_eval_with_a_run_scores_the_runs_own_split(cluster_url: str, index_name:
     assert s["queries_in_split"] == len(held_out) and s["split_source"] == str(run.split_path)
     assert s["cutoff_tune_queries"] == len([q for q in trained if q in loaded.relevant()])
     assert "val_fraction" not in s
+    # --split all with --run scores every query of DATA: refused when DATA holds the run's training queries
     bad = CliRunner().invoke(cli, [*args, "--split", "all"])
-    assert bad.exit_code == 1 and "--split 'all' with --run" in bad.output
+    assert bad.exit_code == 1 and "are training queries of run 'split-run'" in bad.output
