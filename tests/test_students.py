@@ -151,3 +151,16 @@ def test_copies_are_the_texts_own_ngrams_that_are_run_keywords(run) -> None:  # 
     assert student.copies("10 in Nonstick Frying Pan") == ["nonstick frying pan", "frying pan"]
     assert student.keywords("10 in Nonstick Frying Pan") == ["nonstick frying pan", "frying pan"]  # threshold 1.1: no model keyword
     assert student.copies("cast iron skillet") == []
+
+
+def test_bench_expand_reports_speed_and_fidelity(run) -> None:  # noqa: ANN001
+    result = CliRunner().invoke(cli, ["bench", "expand", "--run", str(run.root), "--llm-samples", "1", "--repeats", "1",
+                                      "--json"])
+    assert result.exit_code == 0, result.output
+    figures = json.loads(result.stdout)
+    split = json.loads(run.split_path.read_text())
+    assert figures["queries"] == len(split["val_queries"]) and figures["catalog_items"] == 359
+    assert figures["teacher_f1"] > 0 and figures["fidelity_f1"] == pytest.approx(
+        figures["student_f1"] / figures["teacher_f1"], abs=1e-3)
+    assert figures["llm_cold_p50_ms"] is None and "no query checkpoint" in figures["llm_note"]  # no LLM in this run
+    assert figures["student_p50_ms"] > 0 and figures["student_items_per_s"] > 0 and figures["student_size_mb"] > 0
