@@ -93,6 +93,7 @@ class DemoResult:
     example: dict
     phases: list[dict]
     hybrid: dict
+    student: dict | None = None  # the round's students: their eval row, cold expansions, an example
 
     def as_json(self) -> dict:
         """`demo --json`: BM25, the final CoGR round, and every phase's shadow metrics."""
@@ -102,6 +103,7 @@ class DemoResult:
             "cogr": cogr[-1],
             "cogr_sft": cogr[0],
             "hybrid": self.hybrid,
+            "student": self.student,
             "phases": self.phases,
             "example": self.example,
             "run": str(self.run),
@@ -178,7 +180,38 @@ def run_demo(settings: Settings, options: DemoOptions, echo: Echo) -> DemoResult
     report_path = run.root / "report.md"
     write_report([*reports, hybrid], report_path, run.root / "report.png", title="cogr-search demo: BM25 vs CoGR keywords")
     example = _example(cluster, options.index, split.evaluate, run, round_)
-    return DemoResult(cluster.url, run.root, options.index, reports, report_path, example, phases, hybrid)
+    student = _student(cluster, options.index, split, run, round_, example["query"], settings, echo)
+    return DemoResult(cluster.url, run.root, options.index, reports, report_path, example, phases, hybrid, student)
+
+
+def _student(cluster, alias: str, split, run, round_: int, query: str, settings: Settings, echo: Echo) -> dict:
+    """Distil the served round into students (seconds; kept on a resumed demo), score the
+    query student on the held-out queries, and time one cold expansion of `query` by the
+    student and by the LLM query generator, each freshly loaded."""
+    import time
+
+    from cogr_search.evaluation.methods import evaluate_cogr_run
+    from cogr_search.generators.students.distill import distill_run, has_students
+    from cogr_search.serve.expander import RunExpander, StudentExpander
+
+    if not has_students(run, round_):
+        distill_run(run, round_, echo=echo)
+    row = evaluate_cogr_run(cluster, alias, split, str(run.root), settings.home / "cache" / "eval-keywords", round_,
+                            expander="student")
+    row["method"] = "student"
+    timings = {}
+    for name, make in (("student", lambda: StudentExpander(run.root, round_, sides=("query",))),
+                       ("llm", lambda: RunExpander(run.root, round_, sides=("query",), batch_size=1))):
+        expander = make()
+        try:
+            started = time.perf_counter()
+            keywords = expander.expand_queries([query])[0]
+            timings[name] = {"cold_ms": round((time.perf_counter() - started) * 1000.0, 3), "keywords": keywords}
+        finally:
+            expander.close()
+    echo(f"students: {run.round_dir(round_) / 'students'} (query {query!r}: student "
+         f"{timings['student']['cold_ms']:.2f} ms, LLM {timings['llm']['cold_ms']:.0f} ms)")
+    return {"report": row, "query": query, **timings}
 
 
 def _sync_line(alias: str, synced: dict) -> str:

@@ -53,7 +53,8 @@ def demo_options(index: str, run_name: str, runs_dir: Path | None, **flags: obje
 def demo(index: str, run_name: str, runs_dir: Path | None, sft_steps: int | None, rl_rounds: int | None,
          rl_steps: int | None, query_context: str | None, opensearch_url: str | None, as_json: bool) -> None:
     """Local node + sample catalog + Phase 1 and one RL round on the CPU model + sync +
-    BM25 vs CoGR (after SFT and after RL) on the held-out queries."""
+    BM25 vs CoGR (after SFT and after RL, and the round's distilled students) on the
+    held-out queries, and one cold expansion by the student and by the LLM."""
     from cogr_search.demo import run_demo
 
     options = demo_options(index, run_name, runs_dir, sft_steps=sft_steps, rl_rounds=rl_rounds, rl_steps=rl_steps,
@@ -64,13 +65,17 @@ def demo(index: str, run_name: str, runs_dir: Path | None, sft_steps: int | None
     if as_json:
         emit_json(result.as_json())
         return
-    _print_comparison([*result.reports, result.hybrid])
+    _print_comparison([*result.reports, *([result.student["report"]] if result.student else []), result.hybrid])
     _print_phases(result.phases)
     ex = result.example
     click.echo(f"\nquery {ex['query']!r} -> keywords {ex['keywords']}  ({ex['retrieved']} items retrieved)")
     for hit in ex["hits"]:
         mark = "*" if hit["relevant"] else " "
         click.echo(f"  {mark} {hit['title']}  [matched: {', '.join(hit['matched'])}]")
+    if result.student:
+        st = result.student
+        click.echo(f"\ncold expansion of {st['query']!r}: student {st['student']['cold_ms']:.2f} ms "
+                   f"-> {st['student']['keywords']}; LLM {st['llm']['cold_ms']:.0f} ms -> {st['llm']['keywords']}")
     click.echo(f"\nreport: {result.report_path}   run: {result.run}   index: {result.index} at {result.url}")
     click.echo("note: each CoGR row scores one sample of query keywords against one sample of item keywords; on\n"
                "40 queries one sample moves F1 by up to +-0.05, as much as 12 GRPO steps a side do (--rl-steps 48\n"
