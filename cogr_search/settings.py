@@ -5,6 +5,14 @@ given on the command line always wins over the environment, which wins over defa
 This class is the one reader of `COGR_*` variables: every variable the package honours
 is a field here (a test fails on an `os.environ` read of a `COGR_*` name elsewhere), so
 `Settings.model_fields` is the complete list, with types checked in one place.
+
+Who calls `load_settings()`: the CLI (each command, with its flags), and the few public
+entry points a Python app calls without building settings itself, each for its own
+default only: `RunDir.open` (the runs folder), `load_backend("auto")` (the engine),
+`localnode.ensure_built`/`start` (the Maven project). Everything below them takes the
+settings, or the one value, its caller passes: a `Cluster` carries its settings (its
+index templates included), and the torch thread count is a process request the CLI
+makes once (`generators.threads.request_threads`).
 """
 
 from __future__ import annotations

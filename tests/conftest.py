@@ -233,3 +233,13 @@ def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from cogr_search.generators.model_cache import build_random_model, ensure_default_model
 
     return build_random_model(tmp_path_factory.mktemp("tiny-model"), ensure_default_model())
+
+
+@pytest.fixture(autouse=True, scope="session")
+def one_torch_thread() -> None:
+    """Every model a test opens in this process uses one torch thread: the cores are shared
+    with the nodes and with other jobs (see cogr_search/generators/threads.py). Commands run
+    as subprocesses get `COGR_TORCH_THREADS=1` from their tests instead."""
+    from cogr_search.generators.threads import request_threads
+
+    request_threads(1)

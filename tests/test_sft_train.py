@@ -34,9 +34,8 @@ def _examples() -> list[SFTExample]:
 
 
 def test_lora_sft_resumes_after_a_crash_and_saves_a_plain_model(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path,
 ) -> None:
-    monkeypatch.setenv("COGR_TORCH_THREADS", "1")
     config = SFTConfig(lora=True, lora_r=4, lora_alpha=8, max_steps=3, batch_size=2, max_length=96,
                        save_steps=1, learning_rate=1e-3, logging_steps=1)
     out = tmp_path / "item"
