@@ -1,7 +1,8 @@
 """`cogr-search opensearch|elasticsearch start|stop|status`: the local real nodes.
 
 One command group per engine, made by the same factory: the flags and behaviour are
-identical, only the engine (jar, default home and port) differs.
+identical, only the engine (jar, default home and port) differs. OpenSearch has two lines
+(`--version 2.19`, the default, or `3.x`), each with its own build and default home.
 """
 
 from __future__ import annotations
@@ -13,9 +14,13 @@ import click
 from cogr_search.cli.options import settings_from
 from cogr_search.errors import CogrError
 from cogr_search import localnode as local_node
-from cogr_search.localnode import ELASTICSEARCH, OPENSEARCH, Launcher
+from cogr_search.localnode import ELASTICSEARCH, OPENSEARCH, OPENSEARCH_LINES, Launcher
 
-_VERSIONS = {OPENSEARCH.name: "2.19", ELASTICSEARCH.name: "8.17"}
+_VERSIONS = {OPENSEARCH.name: "2.19 or 3.x", ELASTICSEARCH.name: "8.17"}
+
+
+def _no_version(func):  # type: ignore[no-untyped-def]
+    return func
 
 
 def node_group(engine: Launcher) -> click.Group:
@@ -24,8 +29,31 @@ def node_group(engine: Launcher) -> click.Group:
         "--home",
         type=click.Path(file_okay=False, path_type=Path),
         default=None,
-        help=f"Node directory (data, logs, pid); default: $COGR_HOME/{engine.name}.",
+        help=f"Node directory (data, logs, pid); default: $COGR_HOME/<{engine.name} or {engine.name}-3 for 3.x>."
+        if engine is OPENSEARCH
+        else f"Node directory (data, logs, pid); default: $COGR_HOME/{engine.name}.",
     )
+    # OpenSearch's lines: each its own build folder, Java and default home (one home, one line).
+    version_option = (
+        click.option(
+            "--version",
+            "line",
+            default=OPENSEARCH.line,
+            show_default=True,
+            help=f"OpenSearch line: {' or '.join(OPENSEARCH_LINES)} (3.x: {OPENSEARCH_LINES['3.x'].version}, "
+            "needs a JDK 21+, found under /usr/lib/jvm or COGR_JAVA21_HOME).",
+        )
+        if engine is OPENSEARCH
+        else _no_version
+    )
+
+    def _launcher(line: str | None) -> Launcher:
+        if line is None:
+            return engine
+        try:
+            return local_node.opensearch_line(line)
+        except local_node.LocalNodeError as err:
+            raise CogrError(str(err)) from err
     # OpenSearch keeps its historical default, $COGR_LOCAL_PORT (9200); Elasticsearch has
     # its own, so that both nodes can run side by side with no flags.
     port_help = (
@@ -34,8 +62,8 @@ def node_group(engine: Launcher) -> click.Group:
         else f"HTTP port (default {engine.default_port})."
     )
 
-    def _home(home: Path | None) -> Path:
-        return home if home is not None else settings_from().node_home(engine.name)
+    def _home(home: Path | None, launcher: Launcher = engine) -> Path:
+        return home if home is not None else settings_from().node_home(launcher.key)
 
     @click.group(
         name=engine.name,
@@ -55,14 +83,17 @@ def node_group(engine: Launcher) -> click.Group:
         help="Seconds to wait for the node to answer yellow (a build is not counted).",
     )
     @home_option
-    def start(port: int | None, heap: str | None, timeout: float, home: Path | None) -> None:
+    @version_option
+    def start(port: int | None, heap: str | None, timeout: float, home: Path | None, line: str | None = None) -> None:
         """Build the launcher if needed, start the node in the background, wait for yellow."""
+        launcher = _launcher(line)
         if port is None and engine is not OPENSEARCH:
             port = engine.default_port
         settings = settings_from(local_port=port, local_heap=heap)
         try:
             info = local_node.start(
-                _home(home), port=settings.local_port, heap=settings.local_heap, timeout=timeout, engine=engine
+                _home(home, launcher), port=settings.local_port, heap=settings.local_heap, timeout=timeout,
+                engine=launcher,
             )
         except local_node.LocalNodeError as err:
             raise CogrError(str(err)) from err
@@ -70,19 +101,21 @@ def node_group(engine: Launcher) -> click.Group:
 
     @group.command()
     @home_option
-    def stop(home: Path | None) -> None:
+    @version_option
+    def stop(home: Path | None, line: str | None = None) -> None:
         """Stop the node started from this home directory (and nothing else)."""
         try:
-            stopped = local_node.stop(_home(home))
+            stopped = local_node.stop(_home(home, _launcher(line)))
         except local_node.LocalNodeError as err:
             raise CogrError(str(err)) from err
         click.echo("stopped" if stopped else "not running")
 
     @group.command()
     @home_option
-    def status(home: Path | None) -> None:
+    @version_option
+    def status(home: Path | None, line: str | None = None) -> None:
         """Say whether the local node runs, where, and its version."""
-        state = local_node.status(_home(home))
+        state = local_node.status(_home(home, _launcher(line)))
         if not state.running:
             click.echo("not running")
             raise SystemExit(3)

@@ -1,6 +1,7 @@
 """Local single-node clusters from Maven Central jars: build, start, find and stop them.
 
-    launchers   one `Launcher` per engine (its Maven modules, jar, main class, `Engine`)
+    launchers   one `Launcher` per engine line (Maven modules, build folder, jar, Java, `Engine`)
+    java        which JDK builds and runs a line (Java 21+ for OpenSearch 3.x)
     build       the Maven build, only when sources changed
     record      `<home>/node.json`: which node a home holds
     process     start / stop / status of the JVM
@@ -11,10 +12,14 @@ from cogr_search.localnode.launchers import (
     ELASTICSEARCH,
     ENGINES,
     HOST,
+    LAUNCHERS,
     OPENSEARCH,
+    OPENSEARCH_3,
+    OPENSEARCH_LINES,
     TRANSPORT_OFFSET,
     Launcher,
     LocalNodeError,
+    opensearch_line,
 )
 from cogr_search.localnode.process import start, status, stop
 from cogr_search.localnode.record import NodeInfo, NodeStatus
@@ -23,13 +28,17 @@ __all__ = [
     "ELASTICSEARCH",
     "ENGINES",
     "HOST",
+    "LAUNCHERS",
     "OPENSEARCH",
+    "OPENSEARCH_3",
+    "OPENSEARCH_LINES",
     "TRANSPORT_OFFSET",
     "Launcher",
     "LocalNodeError",
     "NodeInfo",
     "NodeStatus",
     "ensure_built",
+    "opensearch_line",
     "launcher_jar",
     "plugins_dir",
     "start",
