@@ -1,0 +1,163 @@
+"""OpenSearch's two lines (2.19 on Java 17, 3.x on Java 21+) from one source tree.
+
+- each line builds into its own folder, with a plugin jar and zip made for its OpenSearch
+  version (the zip's name and descriptor say which);
+- a plugin jar built for the other line is refused, by Python before a JVM starts and by
+  the launcher itself;
+- `--version` names a line; a home keeps the line that wrote its data;
+- without a JDK 21+ the 3.x line is skipped with one line, and 2.19 is unaffected;
+- the session's 3.x node is a real OpenSearch 3 and says so in its record and `status`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from cogr_search import localnode as local_node
+from cogr_search.localnode import OPENSEARCH, OPENSEARCH_3, Launcher, LocalNodeError
+from cogr_search.localnode import build as local_node_build
+from cogr_search.localnode.java import jdk_for
+from tests.conftest import REPO_ROOT, LocalNodeHandle, free_port_pair
+
+LINES = [OPENSEARCH, OPENSEARCH_3]
+
+
+def _plugin_jar(engine: Launcher) -> Path:
+    return next((local_node.launcher_jar(engine).parent / "lib").glob("cogr-plugin-*.jar"))
+
+
+@pytest.mark.parametrize("text", ["3.x", "3", "3.8", "3.8.0"])
+def test_version_names_the_3x_line(text: str) -> None:
+    assert local_node.opensearch_line(text) is OPENSEARCH_3
+
+
+@pytest.mark.parametrize("text", ["2.19", "2", "2.19.6"])
+def test_version_names_the_2_19_line(text: str) -> None:
+    assert local_node.opensearch_line(text) is OPENSEARCH
+
+
+def test_an_unknown_version_is_one_line_naming_the_lines() -> None:
+    result = subprocess.run([sys.executable, "-m", "cogr_search.cli", "opensearch", "start", "--version", "4.0",
+                             "--home", "/nonexistent/never-created"], capture_output=True, text=True, timeout=120,
+                            check=False)
+    assert result.returncode == 1
+    assert result.stderr.strip().splitlines() == ["Error: --version '4.0': the local OpenSearch node comes in the lines 2.19, 3.x"]
+    assert not Path("/nonexistent/never-created").exists()
+
+
+@pytest.mark.parametrize("engine", LINES, ids=lambda e: f"opensearch-{e.line}")
+def test_each_line_builds_into_its_own_folder_with_its_own_plugin(engine: Launcher) -> None:
+    jar = local_node.ensure_built(engine=engine)
+    assert jar.parent.name == engine.build_dir and jar.parent.parent.name == "local-node"
+    lib = jar.parent / "lib"
+    assert local_node_build.server_version(lib) == engine.version
+    assert local_node_build.plugin_build_version(lib) == engine.version
+    # The installable zip: named with its OpenSearch version, descriptor saying the same.
+    zips = list((local_node.plugins_dir() / "cogr-plugin" / engine.build_dir).glob("cogr-search-plugin-*.zip"))
+    assert [z.name.endswith(f"-opensearch-{engine.version}.zip") for z in zips] == [True], zips
+    with zipfile.ZipFile(zips[0]) as archive:
+        names = set(archive.namelist())
+        descriptor = dict(
+            line.split("=", 1) for line in archive.read("plugin-descriptor.properties").decode().splitlines()
+            if "=" in line and not line.startswith("#")
+        )
+    assert {"plugin-descriptor.properties", "plugin-security.policy"} <= names
+    assert descriptor["opensearch.version"] == engine.version
+    assert descriptor["java.version"] == str(engine.java_release)
+
+
+def test_a_plugin_jar_of_the_other_line_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A 3.x launcher folder whose lib/ holds the 2.19 plugin jar (what a build that reused the
+    # other line's classes would leave): refused by Python, and by the launcher itself.
+    real = local_node.ensure_built(engine=OPENSEARCH_3).parent
+    local_node.ensure_built(engine=OPENSEARCH)
+    mixed = tmp_path / "local-node" / OPENSEARCH_3.build_dir
+    (mixed / "lib").mkdir(parents=True)
+    # A copy, not a link: the JVM resolves the jar's manifest Class-Path (lib/...) from its real path.
+    shutil.copy2(real / OPENSEARCH_3.jar_name, mixed / OPENSEARCH_3.jar_name)
+    for jar in (real / "lib").glob("*.jar"):
+        if not jar.name.startswith("cogr-plugin-"):
+            (mixed / "lib" / jar.name).symlink_to(jar)
+    (mixed / "lib" / _plugin_jar(OPENSEARCH).name).symlink_to(_plugin_jar(OPENSEARCH))
+    monkeypatch.setenv("COGR_PLUGINS_DIR", str(tmp_path))
+    with pytest.raises(LocalNodeError) as err:
+        local_node_build.check_plugin_line(OPENSEARCH_3)
+    message = str(err.value)
+    assert "\n" not in message and "built for OpenSearch 2.19.6 but the server jar there is 3.8.0" in message
+
+    jdk = jdk_for(OPENSEARCH_3)
+    assert jdk is not None
+    home = tmp_path / "home"
+    launched = subprocess.run(
+        [jdk.java, "-cp", f"{mixed / OPENSEARCH_3.jar_name}{os.pathsep}{mixed / 'lib'}{os.sep}*", OPENSEARCH_3.main_class,
+         "--home", str(home), "--http-port", str(free_port_pair())],
+        capture_output=True, text=True, timeout=120, check=False,
+    )
+    assert launched.returncode == 1, launched.stderr
+    assert launched.stderr.strip().splitlines()[-1] == (
+        "local-node: the cogr-plugin jar was built for OpenSearch 2.19.6 but the server jar is 3.8.0; "
+        "rebuild plugins/ for this line (mvn -Dopensearch.line=3)"
+    )
+    assert not any((home / "data").iterdir())  # refused before the node was built
+
+
+def test_a_home_whose_data_another_line_wrote_is_refused(tmp_path: Path) -> None:
+    # The mark a 3.x start leaves in its home; a 2.19 node could not open the data after it.
+    (tmp_path / "engine-line").write_text(OPENSEARCH_3.key + "\n")
+    with pytest.raises(LocalNodeError) as err:
+        local_node.start(tmp_path, port=9, engine=OPENSEARCH)
+    assert str(err.value) == (
+        f"{tmp_path.resolve()} holds the data of a OpenSearch 3.8.0 node ({tmp_path.resolve() / 'engine-line'}); "
+        "use another --home for OpenSearch 2.19.6"
+    )
+    assert not (tmp_path / "node.json").exists()
+
+
+def test_without_a_jdk_21_the_3x_line_is_skipped_in_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("COGR_JAVA21_HOME", str(tmp_path))  # no JDK there
+    with pytest.raises(LocalNodeError) as err:
+        jdk_for(OPENSEARCH_3)
+    assert str(err.value) == (
+        f"COGR_JAVA21_HOME={tmp_path}: no JDK (no release file or bin/java) there; it must name a JDK 21+ folder"
+    )
+    assert local_node_build.build_or_skip(OPENSEARCH_3) is False
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert lines == [f"skipped the local OpenSearch 3.8.0 node: {err.value}"]
+    # The 2.19 line needs no JDK 21 at all.
+    assert jdk_for(OPENSEARCH) is None
+    assert local_node_build.build_or_skip(OPENSEARCH) is True
+
+
+def test_the_session_3x_node_is_opensearch_3_and_says_so(opensearch3_url: str,
+                                                        opensearch3_node_handle: LocalNodeHandle) -> None:
+    from tests.test_local_node import _get
+
+    body, _ = _get(opensearch3_url + "/")
+    assert body["version"]["distribution"] == "opensearch" and body["version"]["number"] == OPENSEARCH_3.version
+    plugins, _ = _get(opensearch3_url + "/_nodes/plugins")
+    (node,) = plugins["nodes"].values()
+    names = {p["name"] for p in node["plugins"]}
+    assert {"org.cogr.opensearch.CogrPlugin", "org.opensearch.transport.Netty4ModulePlugin"} <= names
+    if not opensearch3_node_handle.local:
+        return
+    home = opensearch3_node_handle.home
+    record = json.loads((home / "node.json").read_text())
+    assert (record["engine"], record["launcher"], record["line"], record["version"]) == (
+        "opensearch", "opensearch-3", "3.x", "3.8.0")
+    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
+    state = subprocess.run([sys.executable, "-m", "cogr_search.cli", "opensearch", "status", "--version", "3.x",
+                            "--home", str(home)], capture_output=True, text=True, timeout=120, check=False, env=env)
+    assert state.returncode == 0, state.stderr
+    assert state.stdout.startswith(f"running: {opensearch3_url} (pid {record['pid']}, OpenSearch 3.8.0)")
+    # The 2.19 line on that home is refused while the 3.x node runs there.
+    with pytest.raises(LocalNodeError, match="holds a running OpenSearch 3.8.0 node"):
+        local_node.start(home, port=9, engine=OPENSEARCH)
