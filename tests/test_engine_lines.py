@@ -1,7 +1,7 @@
 """OpenSearch's two lines (2.19 on Java 17, 3.x on Java 21+) from one source tree.
 
-- each line builds into its own folder, with a plugin jar and zip made for its OpenSearch
-  version (the zip's name and descriptor say which);
+- each line builds into its own folder, with a plugin jar made for its OpenSearch version
+  (the zips: tests/test_plugin_package.py);
 - a plugin jar built for the other line is refused, by Python before a JVM starts and by
   the launcher itself;
 - `--version` names a line; a home keeps the line that wrote its data;
@@ -16,7 +16,6 @@ import os
 import shutil
 import subprocess
 import sys
-import zipfile
 from pathlib import Path
 
 import pytest
@@ -54,24 +53,12 @@ def test_an_unknown_version_is_one_line_naming_the_lines() -> None:
 
 
 @pytest.mark.parametrize("engine", LINES, ids=lambda e: f"opensearch-{e.line}")
-def test_each_line_builds_into_its_own_folder_with_its_own_plugin(engine: Launcher) -> None:
+def test_each_line_builds_into_its_own_folder_with_its_own_plugin_jar(engine: Launcher) -> None:
     jar = local_node.ensure_built(engine=engine)
     assert jar.parent.name == engine.build_dir and jar.parent.parent.name == "local-node"
     lib = jar.parent / "lib"
     assert local_node_build.server_version(lib) == engine.version
     assert local_node_build.plugin_build_version(lib) == engine.version
-    # The installable zip: named with its OpenSearch version, descriptor saying the same.
-    zips = list((local_node.plugins_dir() / "cogr-plugin" / engine.build_dir).glob("cogr-search-plugin-*.zip"))
-    assert [z.name.endswith(f"-opensearch-{engine.version}.zip") for z in zips] == [True], zips
-    with zipfile.ZipFile(zips[0]) as archive:
-        names = set(archive.namelist())
-        descriptor = dict(
-            line.split("=", 1) for line in archive.read("plugin-descriptor.properties").decode().splitlines()
-            if "=" in line and not line.startswith("#")
-        )
-    assert {"plugin-descriptor.properties", "plugin-security.policy"} <= names
-    assert descriptor["opensearch.version"] == engine.version
-    assert descriptor["java.version"] == str(engine.java_release)
 
 
 def test_a_plugin_jar_of_the_other_line_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
