@@ -102,7 +102,7 @@ def test_a_home_whose_data_another_line_wrote_is_refused(tmp_path: Path) -> None
     with pytest.raises(LocalNodeError) as err:
         local_node.start(tmp_path, port=9, engine=OPENSEARCH)
     assert str(err.value) == (
-        f"{tmp_path.resolve()} holds the data of a OpenSearch 3.8.0 node ({tmp_path.resolve() / 'engine-line'}); "
+        f"{tmp_path.resolve()} holds the data of an OpenSearch 3.8.0 node ({tmp_path.resolve() / 'engine-line'}); "
         "use another --home for OpenSearch 2.19.6"
     )
     assert not (tmp_path / "node.json").exists()

@@ -270,7 +270,7 @@ def test_second_start_on_the_same_home_is_idempotent(node: NodeInfo) -> None:
 
 def test_the_other_engine_on_the_same_home_is_refused(node: NodeInfo) -> None:
     other = OPENSEARCH if node.engine is ELASTICSEARCH else ELASTICSEARCH
-    with pytest.raises(LocalNodeError, match=f"holds a running {node.engine.label} node"):
+    with pytest.raises(LocalNodeError, match=f"holds a running {node.engine.description} node"):
         local_node.start(node.home, port=free_port_pair(), engine=other)
     assert local_node.status(node.home).pid == node.pid
 

@@ -247,7 +247,7 @@ LINE_FILE = "engine-line"
 
 
 def _check_home_line(home: Path, engine: Launcher) -> None:
-    """Refuse a home whose data another engine line wrote, and mark it as ``engine``'s.
+    """Refuse a home whose data another engine line wrote (`_launch` marks a home as its line's).
 
     Why: OpenSearch cannot open data a newer line wrote, and a 3.x node upgrades 2.19 data
     for good; Elasticsearch data is no OpenSearch data at all. One home, one line.
@@ -261,10 +261,8 @@ def _check_home_line(home: Path, engine: Launcher) -> None:
         owner = LAUNCHERS.get(previous)
         what = owner.description if owner is not None else previous
         raise LocalNodeError(
-            f"{home} holds the data of a {what} node ({path}); use another --home for {engine.description}"
+            f"{home} holds the data of an {what} node ({path}); use another --home for {engine.description}"
         )
-    if not previous:
-        path.write_text(engine.key + "\n")
 
 
 def _reuse_existing(home: Path, timeout: float) -> NodeInfo | None:
@@ -320,6 +318,8 @@ def _launch(home: Path, port: int, heap: str, timeout: float, java: str, jar: Pa
         "--http-port",
         str(port),
     ]
+    # Marked before the JVM can write any data: from now on the home is this line's.
+    (home / LINE_FILE).write_text(engine.key + "\n")
     started = time.monotonic()
     with open(out_path, "wb") as out:
         # Its own session: the node outlives this process and a Ctrl-C in the terminal
