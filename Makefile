@@ -9,9 +9,9 @@ JAR    := plugins/local-node/target/local-node.jar
 ES_JAR := plugins/es-node/target/es-node.jar
 PLUGIN_SOURCES := $(shell find plugins -name pom.xml -o -path '*/src/*' -type f 2>/dev/null)
 
-.PHONY: setup demo test opensearch-build opensearch3-build elasticsearch-build model clean-node
+.PHONY: setup demo test opensearch-build opensearch3-build elasticsearch-build elasticsearch9-build model clean-node
 
-setup: $(STAMP) $(JAR) opensearch3-build $(ES_JAR) model
+setup: $(STAMP) $(JAR) opensearch3-build $(ES_JAR) elasticsearch9-build model
 
 # Python packages: reinstalled only when pyproject.toml or constraints.txt change.
 $(STAMP): pyproject.toml constraints.txt
@@ -42,6 +42,10 @@ opensearch3-build: $(STAMP)
 	$(BIN)/python -c "from cogr_search.localnode import OPENSEARCH_3; from cogr_search.localnode.build import build_or_skip; build_or_skip(OPENSEARCH_3)"
 
 elasticsearch-build: $(ES_JAR)
+
+# The Elasticsearch 9.x line (plugins/es-node/target-es9/), like opensearch3-build: JDK 21+ or a skip note.
+elasticsearch9-build: $(STAMP)
+	$(BIN)/python -c "from cogr_search.localnode import ELASTICSEARCH_9; from cogr_search.localnode.build import build_or_skip; build_or_skip(ELASTICSEARCH_9)"
 
 # The CPU model (SmolLM2-135M-Instruct) converted once into a cached safetensors folder.
 model: $(STAMP)

@@ -1,8 +1,9 @@
 """`cogr-search opensearch|elasticsearch start|stop|status`: the local real nodes.
 
 One command group per engine, made by the same factory: the flags and behaviour are
-identical, only the engine (jar, default home and port) differs. OpenSearch has two lines
-(`--version 2.19`, the default, or `3.x`), each with its own build and default home.
+identical, only the engine (jar, default home and port) differs. Each engine has two lines
+(`--version`: OpenSearch 2.19 or 3.x, Elasticsearch 8.17 or 9.x; the first is the default),
+each with its own build folder, Java and default home.
 """
 
 from __future__ import annotations
@@ -14,46 +15,36 @@ import click
 from cogr_search.cli.options import settings_from
 from cogr_search.errors import CogrError
 from cogr_search import localnode as local_node
-from cogr_search.localnode import ELASTICSEARCH, OPENSEARCH, OPENSEARCH_LINES, Launcher
-
-_VERSIONS = {OPENSEARCH.name: "2.19 or 3.x", ELASTICSEARCH.name: "8.17"}
-
-
-def _no_version(func):  # type: ignore[no-untyped-def]
-    return func
+from cogr_search.localnode import ELASTICSEARCH, LINES, OPENSEARCH, Launcher
 
 
 def node_group(engine: Launcher) -> click.Group:
-    """The `start|stop|status` group of ``engine``'s local node."""
+    """The `start|stop|status` group of ``engine``'s local node, with a ``--version`` per line."""
+    lines = LINES[engine.name]
+    newer = list(lines.values())[-1]
     home_option = click.option(
         "--home",
         type=click.Path(file_okay=False, path_type=Path),
         default=None,
-        help=f"Node directory (data, logs, pid); default: $COGR_HOME/<{engine.name} or {engine.name}-3 for 3.x>."
-        if engine is OPENSEARCH
-        else f"Node directory (data, logs, pid); default: $COGR_HOME/{engine.name}.",
+        help=f"Node directory (data, logs, pid); default: $COGR_HOME/{engine.key} "
+        f"($COGR_HOME/{newer.key} for {newer.line}).",
     )
-    # OpenSearch's lines: each its own build folder, Java and default home (one home, one line).
-    version_option = (
-        click.option(
-            "--version",
-            "line",
-            default=OPENSEARCH.line,
-            show_default=True,
-            help=f"OpenSearch line: {' or '.join(OPENSEARCH_LINES)} (3.x: {OPENSEARCH_LINES['3.x'].version}, "
-            "needs a JDK 21+, found under /usr/lib/jvm or COGR_JAVA21_HOME).",
-        )
-        if engine is OPENSEARCH
-        else _no_version
+    # Each line has its own build folder, Java and default home (one home, one line).
+    version_option = click.option(
+        "--version",
+        "line",
+        default=engine.line,
+        show_default=True,
+        help=f"{engine.label} line: {' or '.join(lines)} ({newer.line}: {newer.version}, needs a JDK "
+        f"{newer.java_release}+: COGR_JAVA21_HOME, JAVA_HOME, java on PATH or /usr/lib/jvm).",
     )
 
-    def _launcher(line: str | None) -> Launcher:
-        if line is None:
-            return engine
+    def _launcher(line: str) -> Launcher:
         try:
-            return local_node.opensearch_line(line)
+            return local_node.engine_line(engine.name, line)
         except local_node.LocalNodeError as err:
             raise CogrError(str(err)) from err
+
     # OpenSearch keeps its historical default, $COGR_LOCAL_PORT (9200); Elasticsearch has
     # its own, so that both nodes can run side by side with no flags.
     port_help = (
@@ -67,7 +58,7 @@ def node_group(engine: Launcher) -> click.Group:
 
     @click.group(
         name=engine.name,
-        help=f"Run a real single-node {engine.label} {_VERSIONS[engine.name]} on 127.0.0.1 (no Docker needed).",
+        help=f"Run a real single-node {engine.label} {' or '.join(lines)} on 127.0.0.1 (no Docker needed).",
     )
     def group() -> None:
         pass
@@ -84,7 +75,7 @@ def node_group(engine: Launcher) -> click.Group:
     )
     @home_option
     @version_option
-    def start(port: int | None, heap: str | None, timeout: float, home: Path | None, line: str | None = None) -> None:
+    def start(port: int | None, heap: str | None, timeout: float, home: Path | None, line: str) -> None:
         """Build the launcher if needed, start the node in the background, wait for yellow."""
         launcher = _launcher(line)
         if port is None and engine is not OPENSEARCH:
@@ -102,7 +93,7 @@ def node_group(engine: Launcher) -> click.Group:
     @group.command()
     @home_option
     @version_option
-    def stop(home: Path | None, line: str | None = None) -> None:
+    def stop(home: Path | None, line: str) -> None:
         """Stop the node started from this home directory (and nothing else)."""
         try:
             stopped = local_node.stop(_home(home, _launcher(line)))
@@ -113,7 +104,7 @@ def node_group(engine: Launcher) -> click.Group:
     @group.command()
     @home_option
     @version_option
-    def status(home: Path | None, line: str | None = None) -> None:
+    def status(home: Path | None, line: str) -> None:
         """Say whether the local node runs, where, and its version."""
         state = local_node.status(_home(home, _launcher(line)))
         if not state.running:

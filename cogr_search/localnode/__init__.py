@@ -10,6 +10,8 @@
 from cogr_search.localnode.build import ensure_built, launcher_jar, plugins_dir
 from cogr_search.localnode.launchers import (
     ELASTICSEARCH,
+    ELASTICSEARCH_9,
+    ELASTICSEARCH_LINES,
     ENGINES,
     HOST,
     LAUNCHERS,
@@ -19,6 +21,7 @@ from cogr_search.localnode.launchers import (
     TRANSPORT_OFFSET,
     Launcher,
     LocalNodeError,
+    engine_line,
     opensearch_line,
 )
 from cogr_search.localnode.process import start, status, stop
@@ -26,6 +29,8 @@ from cogr_search.localnode.record import NodeInfo, NodeStatus
 
 __all__ = [
     "ELASTICSEARCH",
+    "ELASTICSEARCH_9",
+    "ELASTICSEARCH_LINES",
     "ENGINES",
     "HOST",
     "LAUNCHERS",
@@ -37,6 +42,7 @@ __all__ = [
     "LocalNodeError",
     "NodeInfo",
     "NodeStatus",
+    "engine_line",
     "ensure_built",
     "opensearch_line",
     "launcher_jar",

@@ -109,19 +109,44 @@ ELASTICSEARCH = Launcher(
     line="8.17",
     version="8.17.2",
 )
+# Elasticsearch 9.2.0: the newest 9.x whose server jar and transport-netty4 resolve together.
+ELASTICSEARCH_9 = Launcher(
+    engine=engines.ELASTICSEARCH,
+    main_class="org.cogr.elasticsearch.node.EsLocalNode",
+    modules=("launcher-common", "es-node"),
+    jar_name="es-node.jar",
+    server_jar_glob="elasticsearch-9.*.jar",
+    default_port=9201,
+    key="elasticsearch-9",
+    line="9.x",
+    version="9.2.0",
+    build_dir="target-es9",
+    maven_args=("-Delasticsearch.line=9",),
+    java_release=21,
+)
 ENGINES: dict[str, Launcher] = {e.name: e for e in (OPENSEARCH, ELASTICSEARCH)}
-"""The default launcher of each engine (OpenSearch: the 2.19 line)."""
-LAUNCHERS: dict[str, Launcher] = {e.key: e for e in (OPENSEARCH, OPENSEARCH_3, ELASTICSEARCH)}
+"""The default launcher of each engine (OpenSearch: the 2.19 line; Elasticsearch: 8.17)."""
+LAUNCHERS: dict[str, Launcher] = {e.key: e for e in (OPENSEARCH, OPENSEARCH_3, ELASTICSEARCH, ELASTICSEARCH_9)}
 """Every launcher by key, as records and test ids name them."""
 OPENSEARCH_LINES: dict[str, Launcher] = {OPENSEARCH.line: OPENSEARCH, OPENSEARCH_3.line: OPENSEARCH_3}
+ELASTICSEARCH_LINES: dict[str, Launcher] = {ELASTICSEARCH.line: ELASTICSEARCH, ELASTICSEARCH_9.line: ELASTICSEARCH_9}
+LINES: dict[str, dict[str, Launcher]] = {"opensearch": OPENSEARCH_LINES, "elasticsearch": ELASTICSEARCH_LINES}
+"""Each engine's lines, by the name `--version` takes (the first is the default)."""
+
+
+def engine_line(engine: str, version: str) -> Launcher:
+    """The launcher of ``engine`` for ``--version``: a line (``2.19``, ``3.x``, ``8.17``, ``9.x``),
+    its major (``3``), a version prefix (``3.8``) or the exact version (``3.8.0``)."""
+    text = version.strip().lower()
+    lines = LINES[engine]
+    for launcher in lines.values():
+        major = launcher.line.split(".")[0]
+        if text in (launcher.line, major, launcher.version) or launcher.version.startswith(text + "."):
+            return launcher
+    label = next(iter(lines.values())).label
+    raise LocalNodeError(f"--version {version!r}: the local {label} node comes in the lines {', '.join(lines)}")
 
 
 def opensearch_line(version: str) -> Launcher:
     """The OpenSearch launcher for ``--version``: ``2.19`` (or ``2``, ``2.19.6``) or ``3.x`` (``3``, ``3.8``, ``3.8.0``)."""
-    text = version.strip().lower()
-    for launcher in (OPENSEARCH, OPENSEARCH_3):
-        major = launcher.line.split(".")[0]
-        if text in (launcher.line, major, launcher.version) or launcher.version.startswith(text + "."):
-            return launcher
-    lines = ", ".join(OPENSEARCH_LINES)
-    raise LocalNodeError(f"--version {version!r}: the local OpenSearch node comes in the lines {lines}")
+    return engine_line("opensearch", version)
