@@ -1,4 +1,5 @@
-"""OpenSearch's two lines (2.19 on Java 17, 3.x on Java 21+) from one source tree.
+"""The engines' lines from one source tree: OpenSearch 2.19 (Java 17) and 3.x (Java 21+), and
+Elasticsearch 8.17 (Java 17) and 9.x (Java 21+).
 
 - each line builds into its own folder, with a plugin jar made for its OpenSearch version
   (the zips: tests/test_plugin_package.py);
@@ -6,7 +7,7 @@
   the launcher itself;
 - `--version` names a line; a home keeps the line that wrote its data;
 - without a JDK 21+ the 3.x line is skipped with one line, and 2.19 is unaffected;
-- the session's 3.x node is a real OpenSearch 3 and says so in its record and `status`.
+- the session's 3.x and 9.x nodes are what they claim, in `GET /`, their record and `status`.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from cogr_search import localnode as local_node
-from cogr_search.localnode import OPENSEARCH, OPENSEARCH_3, Launcher, LocalNodeError
+from cogr_search.localnode import ELASTICSEARCH, ELASTICSEARCH_9, OPENSEARCH, OPENSEARCH_3, Launcher, LocalNodeError
 from cogr_search.localnode import build as local_node_build
 from cogr_search.localnode.java import jdk_for
 from tests.conftest import REPO_ROOT, LocalNodeHandle, free_port_pair
@@ -43,6 +44,12 @@ def test_version_names_the_2_19_line(text: str) -> None:
     assert local_node.opensearch_line(text) is OPENSEARCH
 
 
+@pytest.mark.parametrize("text", ["9.x", "9", "9.2", "9.2.0"])
+def test_version_names_the_elasticsearch_9_line(text: str) -> None:
+    assert local_node.engine_line("elasticsearch", text) is ELASTICSEARCH_9
+    assert local_node.engine_line("elasticsearch", "8.17") is ELASTICSEARCH
+
+
 def test_an_unknown_version_is_one_line_naming_the_lines() -> None:
     result = subprocess.run([sys.executable, "-m", "cogr_search.cli", "opensearch", "start", "--version", "4.0",
                              "--home", "/nonexistent/never-created"], capture_output=True, text=True, timeout=120,
@@ -59,6 +66,14 @@ def test_each_line_builds_into_its_own_folder_with_its_own_plugin_jar(engine: La
     lib = jar.parent / "lib"
     assert local_node_build.server_version(lib) == engine.version
     assert local_node_build.plugin_build_version(lib) == engine.version
+
+
+@pytest.mark.parametrize("engine", [ELASTICSEARCH, ELASTICSEARCH_9], ids=lambda e: f"elasticsearch-{e.line}")
+def test_each_elasticsearch_line_builds_into_its_own_folder(engine: Launcher) -> None:
+    jar = local_node.ensure_built(engine=engine)
+    assert jar.parent.name == engine.build_dir and jar.parent.parent.name == "es-node"
+    servers = sorted(p.name for p in (jar.parent / "lib").glob("elasticsearch-[0-9]*.jar"))
+    assert servers == [f"elasticsearch-{engine.version}.jar"]
 
 
 def test_a_plugin_jar_of_the_other_line_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -124,27 +139,38 @@ def test_without_a_jdk_21_the_3x_line_is_skipped_in_one_line(tmp_path: Path, mon
     assert local_node_build.build_or_skip(OPENSEARCH) is True
 
 
-def test_the_session_3x_node_is_opensearch_3_and_says_so(opensearch3_url: str,
-                                                        opensearch3_node_handle: LocalNodeHandle) -> None:
+@pytest.mark.parametrize(
+    ("launcher", "url_fixture", "handle_fixture", "distribution"),
+    [(OPENSEARCH_3, "opensearch3_url", "opensearch3_node_handle", "opensearch"),
+     (ELASTICSEARCH_9, "elasticsearch9_url", "es9_node_handle", "default")],
+    ids=["opensearch-3.8", "elasticsearch-9.2"],
+)
+def test_the_session_node_of_a_newer_line_is_what_it_claims(launcher: Launcher, url_fixture: str, handle_fixture: str,
+                                                           distribution: str, request: pytest.FixtureRequest) -> None:
     from tests.test_local_node import _get
 
-    body, _ = _get(opensearch3_url + "/")
-    assert body["version"]["distribution"] == "opensearch" and body["version"]["number"] == OPENSEARCH_3.version
-    plugins, _ = _get(opensearch3_url + "/_nodes/plugins")
+    url: str = request.getfixturevalue(url_fixture)
+    handle: LocalNodeHandle = request.getfixturevalue(handle_fixture)
+    body, _ = _get(url + "/")
+    assert body["version"]["number"] == launcher.version
+    assert body["version"].get("distribution", body["version"].get("build_flavor")) == distribution
+    plugins, _ = _get(url + "/_nodes/plugins")
     (node,) = plugins["nodes"].values()
-    names = {p["name"] for p in node["plugins"]}
-    assert {"org.cogr.opensearch.CogrPlugin", "org.opensearch.transport.Netty4ModulePlugin"} <= names
-    if not opensearch3_node_handle.local:
+    names = {p["name"] for p in node["plugins"]} | {m["name"] for m in node.get("modules", [])}
+    expected = ({"org.cogr.opensearch.CogrPlugin", "org.opensearch.transport.Netty4ModulePlugin"}
+                if launcher.name == "opensearch" else {"org.elasticsearch.transport.netty4.Netty4Plugin"})
+    assert expected <= names, names
+    if not handle.local:
         return
-    home = opensearch3_node_handle.home
-    record = json.loads((home / "node.json").read_text())
+    record = json.loads((handle.home / "node.json").read_text())
     assert (record["engine"], record["launcher"], record["line"], record["version"]) == (
-        "opensearch", "opensearch-3", "3.x", "3.8.0")
+        launcher.name, launcher.key, launcher.line, launcher.version)
     env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
-    state = subprocess.run([sys.executable, "-m", "cogr_search.cli", "opensearch", "status", "--version", "3.x",
-                            "--home", str(home)], capture_output=True, text=True, timeout=120, check=False, env=env)
+    state = subprocess.run([sys.executable, "-m", "cogr_search.cli", launcher.name, "status", "--version", launcher.line,
+                            "--home", str(handle.home)], capture_output=True, text=True, timeout=120, check=False, env=env)
     assert state.returncode == 0, state.stderr
-    assert state.stdout.startswith(f"running: {opensearch3_url} (pid {record['pid']}, OpenSearch 3.8.0)")
-    # The 2.19 line on that home is refused while the 3.x node runs there.
-    with pytest.raises(LocalNodeError, match="holds a running OpenSearch 3.8.0 node"):
-        local_node.start(home, port=9, engine=OPENSEARCH)
+    assert state.stdout.startswith(f"running: {url} (pid {record['pid']}, {launcher.description})")
+    # The default line on that home is refused while the newer line's node runs there.
+    default = OPENSEARCH if launcher.name == "opensearch" else ELASTICSEARCH
+    with pytest.raises(LocalNodeError, match=f"holds a running {launcher.description} node"):
+        local_node.start(handle.home, port=9, engine=default)

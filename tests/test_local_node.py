@@ -28,7 +28,7 @@ import pytest
 
 from cogr_search import localnode as local_node
 from cogr_search.localnode import build as local_node_build
-from cogr_search.localnode import ELASTICSEARCH, ENGINES, OPENSEARCH, OPENSEARCH_3, Launcher, LocalNodeError, NodeInfo
+from cogr_search.localnode import ELASTICSEARCH, ELASTICSEARCH_9, ENGINES, OPENSEARCH, OPENSEARCH_3, Launcher, LocalNodeError, NodeInfo
 from tests.conftest import REPO_ROOT, LocalNodeHandle, free_port_pair
 
 pytestmark = [
@@ -78,7 +78,7 @@ def test_plugins_dir_defaults_to_repo_and_obeys_env(monkeypatch: pytest.MonkeyPa
     assert local_node.plugins_dir() == tmp_path.resolve()
 
 
-@pytest.mark.parametrize("engine", [OPENSEARCH, OPENSEARCH_3, ELASTICSEARCH], ids=lambda e: e.key)
+@pytest.mark.parametrize("engine", [OPENSEARCH, OPENSEARCH_3, ELASTICSEARCH, ELASTICSEARCH_9], ids=lambda e: e.key)
 def test_ensure_built_is_a_no_op_when_up_to_date(engine: Launcher) -> None:
     jar = local_node.ensure_built(engine=engine)
     assert jar == local_node.launcher_jar(engine) and jar.is_file()
