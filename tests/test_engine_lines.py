@@ -174,3 +174,25 @@ def test_the_session_node_of_a_newer_line_is_what_it_claims(launcher: Launcher, 
     default = OPENSEARCH if launcher.name == "opensearch" else ELASTICSEARCH
     with pytest.raises(LocalNodeError, match=f"holds a running {launcher.description} node"):
         local_node.start(handle.home, port=9, engine=default)
+
+
+def test_a_launcher_folder_with_the_other_lines_plugin_jar_is_rebuilt(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    # What `ensure_built` sees in a checkout whose lib/ predates engine lines or holds the other
+    # line's plugin jar: not up to date, however new the jar's file time.
+    real = local_node.ensure_built(engine=OPENSEARCH_3).parent
+    local_node.ensure_built(engine=OPENSEARCH)
+    plugin_2, plugin_3 = _plugin_jar(OPENSEARCH), _plugin_jar(OPENSEARCH_3)
+    folder = tmp_path / "local-node" / OPENSEARCH_3.build_dir
+    (folder / "lib").mkdir(parents=True)
+    for jar in (real / "lib").glob("*.jar"):
+        if not jar.name.startswith("cogr-plugin-"):
+            (folder / "lib" / jar.name).symlink_to(jar)
+    shutil.copy2(real / OPENSEARCH_3.jar_name, folder / OPENSEARCH_3.jar_name)
+    monkeypatch.setenv("COGR_PLUGINS_DIR", str(tmp_path))
+    plugin = folder / "lib" / plugin_2.name
+    plugin.symlink_to(plugin_2)
+    assert local_node_build._needs_build(OPENSEARCH_3) is True
+    plugin.unlink()
+    plugin.symlink_to(plugin_3)
+    assert local_node_build._needs_build(OPENSEARCH_3) is False

@@ -108,6 +108,9 @@ def _needs_build(engine: Launcher) -> bool:
     lib = jar.parent / "lib"
     if not jar.is_file() or not lib.is_dir() or not any(lib.glob(engine.server_jar_glob)):
         return True
+    # A plugin jar from before engine lines (no build info) or for another version: rebuild.
+    if engine.engine.name == "opensearch" and plugin_build_version(lib) != server_version(lib):
+        return True
     built = jar.stat().st_mtime
     return any(p.stat().st_mtime > built for p in _build_inputs(plugins_dir(), engine))
 
