@@ -7,7 +7,8 @@ Elasticsearch 8.17 (Java 17) and 9.x (Java 21+).
   the launcher itself;
 - `--version` names a line; a home keeps the line that wrote its data;
 - without a JDK 21+ the 3.x line is skipped with one line, and 2.19 is unaffected;
-- the session's 3.x and 9.x nodes are what they claim, in `GET /`, their record and `status`.
+- the session's 3.x and 9.x nodes are what they claim, in `GET /`, their record and `status`;
+- `bench ingest --cluster-url` runs side by side on the 2.19 and 3.x nodes.
 """
 
 from __future__ import annotations
@@ -196,3 +197,26 @@ def test_a_launcher_folder_with_the_other_lines_plugin_jar_is_rebuilt(tmp_path: 
     plugin.unlink()
     plugin.symlink_to(plugin_3)
     assert local_node_build._needs_build(OPENSEARCH_3) is False
+
+
+def test_bench_ingest_runs_side_by_side_on_both_opensearch_lines(opensearch_node_url: str, opensearch3_url: str) -> None:
+    # `bench ingest --cluster-url A --cluster-url B` as benchmarks/ingest.md runs it on 2.19 and
+    # 3.x: every document indexed on each (the bench counts them), its indices removed after.
+    from click.testing import CliRunner
+
+    from cogr_search.cli.main import cli
+    from cogr_search.data import sample_catalog_path
+    from tests.conftest import connect_to
+
+    result = CliRunner().invoke(cli, ["bench", "ingest", "--data", str(sample_catalog_path()), "--max-items", "120",
+                                      "--cluster-url", opensearch_node_url, "--cluster-url", opensearch3_url, "--json"])
+    assert result.exit_code == 0, result.output
+    payload = json.loads(result.stdout)
+    assert payload["docs"] == 120
+    assert [c["engine"] for c in payload["clusters"]] == [f"OpenSearch {OPENSEARCH.version}",
+                                                          f"OpenSearch {OPENSEARCH_3.version}"]
+    assert all(c["bulk_write_docs_per_s"] > 0 and c["raw_bulk_docs_per_s"] > 0 for c in payload["clusters"])
+    for url in (opensearch_node_url, opensearch3_url):
+        cluster = connect_to(url)
+        for name in ("bench-raw-bulk", "bench-bulk-write", "bench-warmup"):
+            assert not cluster.call(cluster.client.indices.exists, index=name), (url, name)
