@@ -220,3 +220,16 @@ def test_bench_ingest_runs_side_by_side_on_both_opensearch_lines(opensearch_node
         cluster = connect_to(url)
         for name in ("bench-raw-bulk", "bench-bulk-write", "bench-warmup"):
             assert not cluster.call(cluster.client.indices.exists, index=name), (url, name)
+
+
+def test_a_newer_line_refuses_unmarked_data(tmp_path: Path) -> None:
+    # A home a node used before homes were marked holds a default line's data: 3.x would
+    # upgrade it for good, so it is refused; the default line takes it as before.
+    (tmp_path / "data" / "nodes").mkdir(parents=True)
+    with pytest.raises(LocalNodeError) as err:
+        local_node.start(tmp_path, port=9, engine=OPENSEARCH_3)
+    assert str(err.value) == (
+        f"{tmp_path.resolve()} holds data of a node started before engine lines were recorded (no engine-line); "
+        "use another --home for OpenSearch 3.8.0"
+    )
+    assert not (tmp_path / "engine-line").exists()

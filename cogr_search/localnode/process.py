@@ -257,6 +257,12 @@ def _check_home_line(home: Path, engine: Launcher) -> None:
         previous = path.read_text().strip()
     except OSError:
         previous = ""
+    if not previous and engine.java_release > 17 and any((home / "data").glob("*")):
+        # Data from before homes were marked: a default line's. A newer line would upgrade it for good.
+        raise LocalNodeError(
+            f"{home} holds data of a node started before engine lines were recorded (no {path.name}); "
+            f"use another --home for {engine.description}"
+        )
     if previous and previous != engine.key:
         owner = LAUNCHERS.get(previous)
         what = owner.description if owner is not None else previous
