@@ -67,6 +67,11 @@ class Settings(BaseSettings):
     )
     mappings_dir: Path | None = Field(default=None, description="Index templates instead of the packaged ones (COGR_MAPPINGS_DIR).")
     plugins_dir: Path | None = Field(default=None, description="Maven project of the local-node launcher (COGR_PLUGINS_DIR).")
+    java21_home: Path | None = Field(
+        default=None,
+        description="A JDK 21+ folder for the OpenSearch 3.x local node and its build (COGR_JAVA21_HOME); "
+        "unset: JAVA_HOME or the java on PATH if 21+, else the newest JDK 21+ under /usr/lib/jvm.",
+    )
     debug: bool = Field(default=False, description="Show tracebacks instead of one-line errors (read by the CLI's error handler).")
     local_port: int = 9200
     local_heap: str = "1g"
