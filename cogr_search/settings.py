@@ -5,6 +5,14 @@ given on the command line always wins over the environment, which wins over defa
 This class is the one reader of `COGR_*` variables: every variable the package honours
 is a field here (a test fails on an `os.environ` read of a `COGR_*` name elsewhere), so
 `Settings.model_fields` is the complete list, with types checked in one place.
+
+Who calls `load_settings()`: the CLI (each command, with its flags), and the few public
+entry points a Python app calls without building settings itself, each for its own
+default only: `RunDir.open` (the runs folder), `load_backend("auto")` (the engine),
+`localnode.ensure_built`/`start` (the Maven project). Everything below them takes the
+settings, or the one value, its caller passes: a `Cluster` carries its settings (its
+index templates included), and the torch thread count is a process request the CLI
+makes once (`generators.threads.request_threads`).
 """
 
 from __future__ import annotations
@@ -59,6 +67,11 @@ class Settings(BaseSettings):
     )
     mappings_dir: Path | None = Field(default=None, description="Index templates instead of the packaged ones (COGR_MAPPINGS_DIR).")
     plugins_dir: Path | None = Field(default=None, description="Maven project of the local-node launcher (COGR_PLUGINS_DIR).")
+    java21_home: Path | None = Field(
+        default=None,
+        description="A JDK 21+ folder for the OpenSearch 3.x local node and its build (COGR_JAVA21_HOME); "
+        "unset: JAVA_HOME or the java on PATH if 21+, else the newest JDK 21+ under /usr/lib/jvm.",
+    )
     debug: bool = Field(default=False, description="Show tracebacks instead of one-line errors (read by the CLI's error handler).")
     local_port: int = 9200
     local_heap: str = "1g"

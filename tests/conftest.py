@@ -8,9 +8,17 @@ Elasticsearch likewise, started on first use: `COGR_ELASTICSEARCH_URL`, else tes
 Elasticsearch container where Docker answers, else the local launcher (plugins/es-node),
 one node per session (`es_node_handle`).
 
-Cluster tests that hold for both engines ask for `cluster` / `cluster_url`, which are
-parametrized over `CLUSTER_ENGINES` (each engine's session node); OpenSearch-only tests
-(the plugin's pipelines) ask for `opensearch_cluster` / `opensearch_url`.
+OpenSearch 3.x and Elasticsearch 9.x (the launchers' Java 21+ lines) likewise:
+`COGR_OPENSEARCH3_URL` / `COGR_ELASTICSEARCH9_URL`, else the local launcher, one node per
+session started on first use (`opensearch3_node_handle`, `es9_node_handle`).
+
+Cluster tests that hold for every engine ask for `cluster` / `cluster_url`, which are
+parametrized over `CLUSTER_ENGINES` (OpenSearch 2.19 and Elasticsearch 8.17); the tests that
+check engine behaviour (BM25 parity, the engine seam, sync basics) also run on OpenSearch 3.x
+and Elasticsearch 9.x with `@all_engines`. OpenSearch-only tests ask for `opensearch_cluster` / `opensearch_url`
+(2.19); the plugin's pipeline tests run on both OpenSearch lines with `@both_opensearch_lines`.
+Test ids name engine and version: `[opensearch-2.19]`, `[opensearch-3.8]`, `[elasticsearch-8.17]`,
+`[elasticsearch-9.2]`.
 """
 
 from __future__ import annotations
@@ -26,13 +34,28 @@ from cogr_search import localnode as local_node
 from cogr_search.localnode import process as local_node_process
 from cogr_search.cluster.client import Cluster, connect
 from cogr_search.cluster.engines import NOT_FOUND
-from cogr_search.localnode import ELASTICSEARCH, Launcher, NodeInfo
+from cogr_search.localnode import ELASTICSEARCH, ELASTICSEARCH_9, OPENSEARCH_3, Launcher, LocalNodeError, NodeInfo
+from cogr_search.localnode.java import jdk_for
 from cogr_search.settings import load_settings
 
 OPENSEARCH_IMAGE = "opensearchproject/opensearch:2.19.2"
 ELASTICSEARCH_IMAGE = "docker.elastic.co/elasticsearch/elasticsearch:8.17.2"
-CLUSTER_ENGINES = ["opensearch", "elasticsearch"]
-"""Engines the `cluster` fixtures run on, each a real node."""
+OS2, OS3, ES8, ES9 = "opensearch-2.19", "opensearch-3.8", "elasticsearch-8.17", "elasticsearch-9.2"
+NODE_FIXTURES = {OS2: "opensearch_node_url", OS3: "opensearch3_url", ES8: "elasticsearch_url", ES9: "elasticsearch9_url"}
+"""Each engine line's session node, by the id tests carry."""
+CLUSTER_ENGINES = [OS2, ES8]
+"""Engines the `cluster` fixtures run on by default, each a real node."""
+ALL_CLUSTER_ENGINES = [OS2, OS3, ES8, ES9]
+OPENSEARCH_LINES = [OS2, OS3]
+all_engines = pytest.mark.parametrize("cluster_url", ALL_CLUSTER_ENGINES, indirect=True)
+"""For tests of engine behaviour: OpenSearch 2.19 and 3.x, Elasticsearch 8.17 and 9.x."""
+both_opensearch_lines = pytest.mark.parametrize("opensearch_url", OPENSEARCH_LINES, indirect=True)
+"""For OpenSearch-only tests that must hold on both lines (the plugin)."""
+
+
+def engine_name(engine_id: str) -> str:
+    """`opensearch` of `opensearch-3.8`: the engine of a test id."""
+    return engine_id.rsplit("-", 1)[0]
 # Heap of the session's Elasticsearch node: enough for the cluster tests' small indices.
 ES_HEAP = "768m"
 # Starting Elasticsearch costs a few CPU-minutes' worth of class loading on a busy 2-core
@@ -58,8 +81,8 @@ def docker_available() -> bool:
 
 
 @pytest.fixture(scope="session")
-def opensearch_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """The URL of a real OpenSearch for this test session."""
+def opensearch_node_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The URL of this session's real OpenSearch 2.19."""
     if os.environ.get("COGR_OPENSEARCH_URL"):
         yield os.environ["COGR_OPENSEARCH_URL"]
         return
@@ -144,6 +167,58 @@ def es_node_handle(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalNo
         handle.stop()
 
 
+def _newer_line_handle(launcher: Launcher, home: Path, heap: str, env_var: str) -> LocalNodeHandle:
+    external = os.environ.get(env_var)
+    return LocalNodeHandle(launcher, home, heap, external_url=external or None)
+
+
+def _newer_line_url(handle: LocalNodeHandle) -> str:
+    """The URL of a JDK 21+ line's session node; skipped only where no JDK 21+ exists (the line
+    cannot run there; `make setup` said so)."""
+    if handle.local:
+        try:
+            jdk_for(handle.engine)
+        except LocalNodeError as err:
+            pytest.skip(f"{handle.engine.description}: {err}")
+    return handle.url().rstrip("/")
+
+
+@pytest.fixture(scope="session")
+def es9_node_handle(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalNodeHandle]:
+    """The session's Elasticsearch 9.x (`COGR_ELASTICSEARCH9_URL`, else the local launcher):
+    nothing starts (or builds) until a test calls `url()`/`ensure()`."""
+    handle = _newer_line_handle(ELASTICSEARCH_9, tmp_path_factory.mktemp("elasticsearch9-node"), ES_HEAP,
+                                "COGR_ELASTICSEARCH9_URL")
+    try:
+        yield handle
+    finally:
+        handle.stop()
+
+
+@pytest.fixture(scope="session")
+def elasticsearch9_url(es9_node_handle: LocalNodeHandle) -> str:
+    """The URL of the session's real Elasticsearch 9.x (built and started on first use)."""
+    return _newer_line_url(es9_node_handle)
+
+
+@pytest.fixture(scope="session")
+def opensearch3_node_handle(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalNodeHandle]:
+    """The session's OpenSearch 3.x (`COGR_OPENSEARCH3_URL`, else the local launcher):
+    nothing starts (or builds) until a test calls `url()`/`ensure()`."""
+    handle = _newer_line_handle(OPENSEARCH_3, tmp_path_factory.mktemp("opensearch3-node"), "1g",
+                                "COGR_OPENSEARCH3_URL")
+    try:
+        yield handle
+    finally:
+        handle.stop()
+
+
+@pytest.fixture(scope="session")
+def opensearch3_url(opensearch3_node_handle: LocalNodeHandle) -> str:
+    """The URL of the session's real OpenSearch 3.x (built and started on first use)."""
+    return _newer_line_url(opensearch3_node_handle)
+
+
 @pytest.fixture()
 def es_url(es_node_handle: LocalNodeHandle) -> str:
     """The URL of a real Elasticsearch 8.17 for this test (started on first use).
@@ -175,8 +250,16 @@ def connect_to(url: str, **settings: object) -> Cluster:
 
 @pytest.fixture(scope="session", params=CLUSTER_ENGINES)
 def cluster_url(request: pytest.FixtureRequest) -> str:
-    """The URL of a real node of each engine in turn (`opensearch_url`, `elasticsearch_url`)."""
-    return request.getfixturevalue(f"{request.param}_url")
+    """The URL of a real node of each engine line in turn (`CLUSTER_ENGINES`, or
+    `ALL_CLUSTER_ENGINES` for tests marked `@all_engines`)."""
+    return request.getfixturevalue(NODE_FIXTURES[request.param])
+
+
+@pytest.fixture(scope="session", params=[OS2])
+def opensearch_url(request: pytest.FixtureRequest) -> str:
+    """The URL of the session's real OpenSearch: 2.19, or each line in turn for tests marked
+    `@both_opensearch_lines`."""
+    return request.getfixturevalue(NODE_FIXTURES[request.param])
 
 
 @pytest.fixture(scope="session")
@@ -233,3 +316,13 @@ def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from cogr_search.generators.model_cache import build_random_model, ensure_default_model
 
     return build_random_model(tmp_path_factory.mktemp("tiny-model"), ensure_default_model())
+
+
+@pytest.fixture(autouse=True, scope="session")
+def one_torch_thread() -> None:
+    """Every model a test opens in this process uses one torch thread: the cores are shared
+    with the nodes and with other jobs (see cogr_search/generators/threads.py). Commands run
+    as subprocesses get `COGR_TORCH_THREADS=1` from their tests instead."""
+    from cogr_search.generators.threads import request_threads
+
+    request_threads(1)

@@ -24,9 +24,12 @@ from tests.conftest import REPO_ROOT
 __all__ = ["ServiceProcess", "http", "make_base_run", "subprocess_env"]
 
 
-def make_base_run(runs_dir: Path, name: str = "serve-test", max_new_tokens: int = 12, k_max: int = 30) -> RunDir:
-    """A complete round-0 run whose query and item generators are the base model."""
-    model = ensure_default_model()
+def make_base_run(
+    runs_dir: Path, name: str = "serve-test", max_new_tokens: int = 12, k_max: int = 30, model: Path | None = None
+) -> RunDir:
+    """A complete round-0 run whose query and item generators are `model` (default: the CPU
+    model; tests of a path whose keywords' meaning does not matter pass the tiny one)."""
+    model = model or ensure_default_model()
     run = RunDir.create(name, runs_dir)
     run.write_config({"data": "", "model": str(model), "item_keywords": 10, "query_top_n": 15, "k_max": k_max,
                       "generation": {"max_new_tokens": max_new_tokens, "dtype": "auto"}})

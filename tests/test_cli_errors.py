@@ -12,6 +12,7 @@ import json
 import os
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -111,6 +112,33 @@ def _index_state(cluster: Cluster, alias: str) -> tuple:
     return target, names, json.dumps([(h["_id"], h["_source"]) for h in docs["hits"]["hits"]], sort_keys=True)
 
 
+def _with_env(args: list[str], env: dict[str, str]) -> tuple[list[str], dict[str, str]]:
+    """A case's `--env KEY=VALUE` (not a CLI flag) moved into its process environment."""
+    case_env = dict(env)
+    if "--env" in args:
+        at = args.index("--env")
+        key, value = args[at + 1].split("=", 1)
+        case_env[key] = value
+        args = args[:at] + args[at + 2 :]
+    return args, case_env
+
+
+def _problem(name: str, args: list[str], env: dict[str, str], expected: str) -> str | None:
+    """What is wrong with how the CLI failed on this case, or None."""
+    done = subprocess.run([sys.executable, "-m", "cogr_search.cli", *args], capture_output=True, text=True, env=env, timeout=120)
+    lines = done.stderr.strip().splitlines()
+    problem = None
+    if done.returncode == 0:
+        problem = "exit status 0"
+    elif "Traceback" in done.stderr:
+        problem = "traceback"
+    elif len(lines) != 1 or not lines[0].startswith("Error: "):
+        problem = f"not one error line: {lines}"
+    elif expected not in lines[0]:
+        problem = f"message {lines[0]!r} lacks {expected!r}"
+    return f"{name}: {problem}" if problem else None
+
+
 def test_bad_input_matrix_one_line_no_traceback_nothing_changed(
     cluster: Cluster, opensearch_url: str, index_name: str, tmp_path: Path
 ) -> None:
@@ -125,26 +153,11 @@ def test_bad_input_matrix_one_line_no_traceback_nothing_changed(
     env = {**os.environ, "PYTHONPATH": str(REPO_ROOT), "COGR_OPENSEARCH_URL": opensearch_url, "COGR_OPENSEARCH_RETRIES": "1",
            "COGR_HOME": str(tmp_path / "home")}
     env.pop("COGR_DEBUG", None)
-    failures = []
-    for name, args, expected in _cases(index_name, files, runs, f"http://127.0.0.1:{free_port()}"):
-        case_env = dict(env)
-        if "--env" in args:
-            at = args.index("--env")
-            key, value = args[at + 1].split("=", 1)
-            case_env[key] = value
-            args = args[:at] + args[at + 2 :]
-        done = subprocess.run([sys.executable, "-m", "cogr_search.cli", *args], capture_output=True, text=True, env=case_env, timeout=120)
-        lines = done.stderr.strip().splitlines()
-        problem = None
-        if done.returncode == 0:
-            problem = "exit status 0"
-        elif "Traceback" in done.stderr:
-            problem = "traceback"
-        elif len(lines) != 1 or not lines[0].startswith("Error: "):
-            problem = f"not one error line: {lines}"
-        elif expected not in lines[0]:
-            problem = f"message {lines[0]!r} lacks {expected!r}"
-        if problem:
-            failures.append(f"{name}: {problem}")
+    cases = [(name, *_with_env(args, env), expected)
+             for name, args, expected in _cases(index_name, files, runs, f"http://127.0.0.1:{free_port()}")]
+    # The cases share nothing but read-only inputs: run them side by side (each is a Python start-up).
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        problems = list(pool.map(lambda case: _problem(*case), cases))
+    failures = [problem for problem in problems if problem]
     assert not failures, "\n".join(failures)
     assert (_index_state(cluster, index_name), _tree_digest(runs)) == before

@@ -82,8 +82,8 @@ def test_opensearch_image_is_219_and_installs_the_zip_the_maven_build_makes(comp
     assert ("FROM", "opensearchproject/opensearch:${OPENSEARCH_VERSION}") in steps
     build = " ".join(a for w, a in steps if w == "RUN")
     pom = (REPO_ROOT / "plugins" / "cogr-plugin" / "pom.xml").read_text()
-    assert "<finalName>cogr-search-plugin-${project.version}</finalName>" in pom
-    assert "plugins/cogr-plugin/target/cogr-search-plugin-*.zip" in build
+    assert "<finalName>cogr-search-plugin-${project.version}-opensearch-${opensearch.version}</finalName>" in pom
+    assert "plugins/cogr-plugin/target/cogr-search-plugin-*-opensearch-${OPENSEARCH_VERSION}.zip" in build
     assert "-Dopensearch.version=${OPENSEARCH_VERSION}" in build
     assert "opensearch-plugin install --batch" in build
 

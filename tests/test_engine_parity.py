@@ -3,9 +3,9 @@
 The sample catalog with rule-made item keywords is loaded and synced into each engine's
 node and into the OpenSearch reference; `eval --method bm25` and `eval --method cogr`
 (the same query keyword file) must report the same P/R/F1 and ranked metrics on every
-engine as on OpenSearch: BM25 variants differ by a constant factor, and the shared tie
-order (`_score desc, id asc`) fixes the rest. On the OpenSearch parameter it compares
-two indices of one node, loaded independently.
+engine as on OpenSearch 2.19: BM25 variants differ by a constant factor, and the shared tie
+order (`_score desc, id asc`) fixes the rest. Runs on OpenSearch 2.19 (two indices of one
+node, loaded independently), OpenSearch 3.x (Lucene's BM25Similarity) and Elasticsearch 8.17.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from cogr_search.runs.keyword_files import write_keyword_file
 from cogr_search.cluster.client import Cluster
 from cogr_search.cluster.ingest import ingest_items
 from cogr_search.cluster.sync import SyncConfig, sync_keywords
-from tests.conftest import drop_indices
+from tests.conftest import all_engines, connect_to, drop_indices
 from tests.test_eval_cogr import bigrams, words
 
 pytestmark = pytest.mark.opensearch
@@ -49,9 +49,13 @@ def _metrics(payload: dict) -> dict:
     return {k: v for k, v in payload.items() if k not in TIMING}
 
 
+@all_engines
 def test_eval_metrics_are_the_same_on_every_engine(
-    cluster: Cluster, cluster_url: str, opensearch_cluster: Cluster, opensearch_url: str, index_name: str, tmp_path: Path
+    cluster: Cluster, cluster_url: str, opensearch_node_url: str, index_name: str, tmp_path: Path
 ) -> None:
+    # The reference is the session's OpenSearch 2.19 (its unparametrized fixture: the test id
+    # then names only the engine under test).
+    opensearch_url, opensearch_cluster = opensearch_node_url, connect_to(opensearch_node_url)
     reference = f"{index_name}-ref"
     try:
         _load(cluster, index_name)

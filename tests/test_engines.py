@@ -12,6 +12,7 @@ from cogr_search.errors import CogrError
 from cogr_search.cluster.client import Cluster
 from cogr_search.cluster.engines import ELASTICSEARCH, OPENSEARCH, describe_error, engine_from_root, is_transient
 from cogr_search.settings import load_settings
+from tests.conftest import all_engines, engine_name
 
 OPENSEARCH_ROOT = {
     "name": "node-1", "cluster_name": "cogr",
@@ -77,10 +78,15 @@ def test_unreachable_elasticsearch_is_transient_and_described(tmp_path) -> None:
 
 
 @pytest.mark.opensearch
+@all_engines
 def test_the_real_node_is_detected(cluster: Cluster, request: pytest.FixtureRequest) -> None:
     info = cluster.info()
-    assert cluster.engine.name == request.node.callspec.params["cluster_url"]
+    engine_id = request.node.callspec.params["cluster_url"]
+    assert cluster.engine.name == engine_name(engine_id)
+    assert engine_id == f"{cluster.engine.name}-{'.'.join(info['version']['number'].split('.')[:2])}"
     assert cluster.engine.version == info["version"]["number"]
+    # OpenSearch 3 scores with Lucene's BM25Similarity; 2.19 and Elasticsearch 8 with the legacy one.
+    assert cluster.engine.bm25 == ("lucene" if engine_id == "opensearch-3.8" else "legacy")
     assert type(cluster.client).__module__.split(".")[0] == {"opensearch": "opensearchpy",
                                                              "elasticsearch": "elasticsearch"}[cluster.engine.name]
 

@@ -25,6 +25,7 @@ from cogr_search.cluster.ingest import ingest_items
 from cogr_search.cluster.query import keyword_query
 from cogr_search.cluster.shadow_build import item_index_from_opensearch
 from cogr_search.cluster.sync import sync_keywords
+from tests.conftest import all_engines
 
 pytestmark = pytest.mark.opensearch
 
@@ -67,6 +68,7 @@ def tied_index(cluster: Cluster, index_name: str):
     return items
 
 
+@all_engines
 def test_ranked_lists_agree_on_ties_with_unsorted_ids_and_deletions(cluster: Cluster, index_name: str, tied_index) -> None:
     reps = {qid: keyword_set([*text.split(), text]) for qid, text in QUERIES.items()}
     on_cluster = ranked_ids(cluster, index_name, {q: keyword_query(r) for q, r in reps.items()}, depth=100)
@@ -85,6 +87,7 @@ def test_ranked_lists_agree_on_ties_with_unsorted_ids_and_deletions(cluster: Clu
     assert lucene_order_differs  # without the explicit tie order, the backends would disagree
 
 
+@all_engines
 def test_ranked_metrics_identical_on_both_backends_with_ties(cluster: Cluster, index_name: str, tied_index, tmp_path) -> None:
     items = tied_index
     rng = random.Random(9)

@@ -52,12 +52,6 @@ def model_dir() -> Path:
     return ensure_default_model()
 
 
-@pytest.fixture(autouse=True)
-def one_torch_thread(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The cores are shared with other jobs: see cogr_search/generators/threads.py."""
-    monkeypatch.setenv("COGR_TORCH_THREADS", "1")
-
-
 @pytest.mark.model
 def test_conversion_is_cached_and_complete(model_dir: Path) -> None:
     marker = model_dir / COMPLETE_MARKER

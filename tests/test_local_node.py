@@ -28,7 +28,7 @@ import pytest
 
 from cogr_search import localnode as local_node
 from cogr_search.localnode import build as local_node_build
-from cogr_search.localnode import ELASTICSEARCH, ENGINES, OPENSEARCH, Launcher, LocalNodeError, NodeInfo
+from cogr_search.localnode import ELASTICSEARCH, ELASTICSEARCH_9, ENGINES, OPENSEARCH, OPENSEARCH_3, Launcher, LocalNodeError, NodeInfo
 from tests.conftest import REPO_ROOT, LocalNodeHandle, free_port_pair
 
 pytestmark = [
@@ -78,14 +78,14 @@ def test_plugins_dir_defaults_to_repo_and_obeys_env(monkeypatch: pytest.MonkeyPa
     assert local_node.plugins_dir() == tmp_path.resolve()
 
 
-@pytest.mark.parametrize("engine", [OPENSEARCH, ELASTICSEARCH], ids=lambda e: e.name)
+@pytest.mark.parametrize("engine", [OPENSEARCH, OPENSEARCH_3, ELASTICSEARCH, ELASTICSEARCH_9], ids=lambda e: e.key)
 def test_ensure_built_is_a_no_op_when_up_to_date(engine: Launcher) -> None:
     jar = local_node.ensure_built(engine=engine)
     assert jar == local_node.launcher_jar(engine) and jar.is_file()
     lib = jar.parent / "lib"
     assert any(lib.glob(engine.server_jar_glob)) and any(lib.glob("launcher-common-*.jar"))
     # The project's plugin is OpenSearch-only.
-    assert any(lib.glob("cogr-plugin-*.jar")) == (engine is OPENSEARCH)
+    assert any(lib.glob("cogr-plugin-*.jar")) == (engine.name == "opensearch")
     mtime = jar.stat().st_mtime
     started = time.monotonic()
     assert local_node.ensure_built(engine=engine) == jar
@@ -270,7 +270,7 @@ def test_second_start_on_the_same_home_is_idempotent(node: NodeInfo) -> None:
 
 def test_the_other_engine_on_the_same_home_is_refused(node: NodeInfo) -> None:
     other = OPENSEARCH if node.engine is ELASTICSEARCH else ELASTICSEARCH
-    with pytest.raises(LocalNodeError, match=f"holds a running {node.engine.label} node"):
+    with pytest.raises(LocalNodeError, match=f"holds a running {node.engine.description} node"):
         local_node.start(node.home, port=free_port_pair(), engine=other)
     assert local_node.status(node.home).pid == node.pid
 

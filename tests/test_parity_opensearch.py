@@ -3,9 +3,11 @@
 Random keyword sets go into `cogr_keywords` exactly as sync writes them; every query is
 sent as the DESIGN.md keyword query. The retrieved sets must be identical, and the BM25
 scores (hence the top-10 order, up to exact ties) must agree with the shadow's Lucene
-arithmetic in the engine's BM25 variant (`Cluster.engine.bm25`: legacy on OpenSearch,
-Lucene's current one on Elasticsearch). A second test compares the standard analyzer with the shadow tokenizer on
-real product titles through `_analyze`.
+arithmetic in the engine's BM25 variant (`Cluster.engine.bm25`: legacy on OpenSearch 2.19
+and Elasticsearch 8.17, Lucene's current `BM25Similarity` on OpenSearch 3.x), which `_explain`
+confirms. Another test compares the standard analyzer with the shadow tokenizer on real
+product titles through `_analyze`. The parity tests run on OpenSearch 2.19, OpenSearch 3.x
+and Elasticsearch 8.17 (`@all_engines`).
 """
 
 from __future__ import annotations
@@ -24,6 +26,8 @@ from cogr_search.cluster.query import keyword_query
 from cogr_search.cluster.shadow_build import item_index_from_opensearch
 from cogr_search.shadow import ItemIndex
 from cogr_search.shadow.analyzer import tokenize
+from cogr_search.shadow.bm25 import LEGACY_FACTOR
+from tests.conftest import all_engines
 
 pytestmark = pytest.mark.opensearch
 
@@ -98,6 +102,7 @@ def _assert_same_ranking(query_id: str, expected: list[tuple[str, float]], got: 
             assert e_id == g_id, (query_id, rank)
 
 
+@all_engines
 @pytest.mark.parametrize("seed", [1, 2])
 def test_retrieved_sets_and_bm25_order_match_opensearch(cluster: Cluster, index_name: str, seed: int) -> None:
     titles, item_keywords, query_texts, query_keywords = _catalog(seed)
@@ -120,6 +125,46 @@ def test_retrieved_sets_and_bm25_order_match_opensearch(cluster: Cluster, index_
     assert nonempty >= len(reps) // 2  # the test data really exercises retrieval
 
 
+def _explanation_values(node: dict, description: str) -> list[float]:
+    """The values of every explanation node (at any depth) whose description is ``description``."""
+    found = [float(node["value"])] if node.get("description") == description else []
+    for child in node.get("details", []):
+        found += _explanation_values(child, description)
+    return found
+
+
+@all_engines
+def test_explain_shows_the_bm25_variant_the_shadow_scores_with(cluster: Cluster, index_name: str) -> None:
+    """`_explain` of the keyword query: the legacy similarity carries a (1 + k1) = 2.2 factor
+    in every term's "boost"; Lucene's BM25Similarity (OpenSearch 3.x) has none. The explained
+    score is the shadow's in the variant `Cluster.engine.bm25` names."""
+    titles, item_keywords, query_texts, query_keywords = _catalog(seed=4, n_items=40, n_queries=10)
+    _index_catalog(cluster, index_name, titles, item_keywords)
+    shadow = ItemIndex.build(item_keywords, titles, bm25_variant=cluster.engine.bm25)
+    explained = 0
+    for query_id, text in query_texts.items():
+        rep = representation(query_keywords[query_id], text)
+        n_retrieved, ranked = shadow.search(rep, k=1)
+        if not n_retrieved:
+            continue
+        item_id, score = ranked[0]
+        body = cluster.engine.unwrap(cluster.call(cluster.engine.request, cluster.client, "POST",
+                                                  f"/{index_name}/_explain/{item_id}", body={"query": keyword_query(rep)}))
+        explanation = body["explanation"]
+        assert body["matched"] is True and float(explanation["value"]) == pytest.approx(score, rel=1e-5), query_id
+        # A term's "boost" is its count in the match text (keywords share words) times the
+        # variant's factor: 2.2 for the legacy similarity, 1 for Lucene's (shown only when > 1).
+        factor = float(LEGACY_FACTOR) if cluster.engine.bm25 == "legacy" else 1.0
+        boosts = _explanation_values(explanation, "boost")
+        assert all(b / factor == pytest.approx(round(b / factor)) and round(b / factor) >= 1 for b in boosts), boosts
+        if cluster.engine.bm25 == "legacy":
+            assert boosts, "the legacy similarity always shows its boost"
+        else:
+            assert all(b == round(b) for b in boosts), boosts  # no 2.2 anywhere
+        explained += 1
+    assert explained >= 3  # the catalog really exercises scoring
+
+
 def test_shadow_built_from_the_index_holds_the_stored_keywords(cluster: Cluster, index_name: str) -> None:
     titles, item_keywords, query_texts, query_keywords = _catalog(seed=3, n_items=80, n_queries=30)
     _index_catalog(cluster, index_name, titles, item_keywords)
@@ -140,6 +185,7 @@ def _analyze(cluster: Cluster, text: str) -> list[str]:
     return [token["token"] for token in response["tokens"]]
 
 
+@all_engines
 def test_standard_analyzer_parity(cluster: Cluster) -> None:
     texts = [
         "simpson strong-tie 12-gauge angle",

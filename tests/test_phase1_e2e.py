@@ -1,9 +1,10 @@
-"""Phase 1 end to end on the sample catalog with the real CPU model, through the CLI:
-a crash in the middle, a resume that does not redo finished steps, the trained item
-generator writing parsable keyword sets, and `expand` on the trained query generator.
+"""Phase 1 end to end on the sample catalog through the CLI: a crash in the middle, a
+resume that does not redo finished steps, keyword files for every item and query, and
+`expand` on the trained query generator.
 
-Kept small for 2 shared cores (8 items, 8 training queries, 5 SFT steps per side); the
-learning rate is high so that 5 steps teach the list format.
+The flow is checked, not what the model learns, so the run uses the tiny random model
+(its outputs are comma lists of noise, which parse). That SFT teaches the real CPU model
+the list format is checked in tests/test_sft_train.py.
 """
 
 from __future__ import annotations
@@ -24,8 +25,8 @@ pytestmark = pytest.mark.model
 
 ARGS = [
     "train", "sft", "--data", str(sample_catalog_path()), "--run", "e2e",
-    "--max-items", "8", "--max-queries", "8", "--max-steps", "5", "--batch-size", "4",
-    "--learning-rate", "5e-4", "--max-length", "128", "--gen-batch-size", "8", "--max-new-tokens", "48",
+    "--max-items", "8", "--max-queries", "8", "--max-steps", "3", "--batch-size", "4",
+    "--max-length", "128", "--gen-batch-size", "8", "--max-new-tokens", "48",
 ]
 
 
@@ -33,11 +34,9 @@ def _invoke(args: list[str], runs: Path):  # noqa: ANN202 - click Result
     return CliRunner().invoke(cli, [*args, "--runs-dir", str(runs)], catch_exceptions=True)
 
 
-def test_phase1_resumes_and_trains_generators_that_write_keywords(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_phase1_resumes_and_writes_keyword_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, tiny_model: Path) -> None:
     runs = tmp_path / "runs"
-    monkeypatch.setenv("COGR_TORCH_THREADS", "1")  # the cores are shared: see generators/threads.py
+    args = [*ARGS, "--model", str(tiny_model)]
 
     # 1. a crash while training the query generator
     def crash(ctx: object) -> dict:
@@ -45,7 +44,7 @@ def test_phase1_resumes_and_trains_generators_that_write_keywords(
 
     with monkeypatch.context() as patch:
         patch.setitem(phase1._ACTIONS, "round-0/sft_query", crash)
-        first = _invoke([*ARGS, "--quiet"], runs)
+        first = _invoke([*args, "--quiet"], runs)
     assert isinstance(first.exception, RuntimeError)
     run = RunDir.open("e2e", runs)
     done_before = ["split", "round-0/query_context", "round-0/base_item_keywords", "round-0/query_targets",
@@ -58,16 +57,16 @@ def test_phase1_resumes_and_trains_generators_that_write_keywords(
     assert len(base) == 8 and sum(1 for k in base.values() if k) >= 6  # few-shot base keywords
 
     # 2. a resume finishes the remaining steps only
-    second = _invoke([*ARGS, "--json"], runs)
+    second = _invoke([*args, "--json"], runs)
     assert second.exit_code == 0, second.output
     report = json.loads(second.stdout)  # --json: exactly one object on stdout
     assert report["skipped"] == done_before
     assert report["ran"] == ["round-0/sft_query", "round-0/item_keywords", "round-0/query_keywords", "round-0"]
     assert run.step_info("round-0/sft_item") == item_step
     assert weights.stat().st_mtime_ns == weights_mtime  # the item generator was not retrained
-    assert report["details"]["round-0/sft_query"]["steps"] == 5
+    assert report["details"]["round-0/sft_query"]["steps"] == 3
 
-    # 3. the trained item generator writes parsable, non-empty keyword sets for most items
+    # 3. keyword files for every item and every training and validation query
     split = json.loads(run.split_path.read_text())
     items = read_keyword_file(run.item_keywords_path(0))
     assert sorted(items) == sorted(split["items"])
@@ -80,14 +79,14 @@ def test_phase1_resumes_and_trains_generators_that_write_keywords(
 
     # 4. a third run has nothing left to do and leaves the manifest untouched
     manifest_bytes = run.manifest_path.read_bytes()
-    third = _invoke([*ARGS, "--json"], runs)
+    third = _invoke([*args, "--json"], runs)
     assert third.exit_code == 0, third.output
     again = json.loads(third.stdout)
     assert again["ran"] == [] and again["skipped"] == list(phase1.STEPS)
     assert run.manifest_path.read_bytes() == manifest_bytes
 
     # 5. other settings are refused with the fields named
-    changed = _invoke([*ARGS, "--item-keywords", "5"], runs)
+    changed = _invoke([*args, "--item-keywords", "5"], runs)
     assert changed.exit_code == 1
     assert "item_keywords" in changed.output and "other settings" in changed.output
 

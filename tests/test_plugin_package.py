@@ -1,19 +1,24 @@
-"""The plugin as a real cluster installs it: the zip the Maven build makes has the jar,
-the descriptor (for OpenSearch 2.19, Java 17, the plugin class) and a security policy
-granting the outbound socket permission; the local node keeps the plugin on its
-classpath."""
+"""The plugin as a real cluster installs it, for each OpenSearch line: the zip the Maven
+build makes (named with its OpenSearch version, in the line's own build folder) has the
+jar, the descriptor (2.19 on Java 17, 3.x on Java 21; the plugin class) and a security
+policy granting the outbound socket permission (3.x still reads it: its agent replaced the
+security manager); the local node keeps the plugin on its classpath."""
 
 from __future__ import annotations
 
 import zipfile
 
-from cogr_search.localnode import ensure_built, plugins_dir
+import pytest
+
+from cogr_search.localnode import OPENSEARCH, OPENSEARCH_3, Launcher, ensure_built, plugins_dir
 
 
-def test_plugin_zip_has_descriptor_policy_and_jar() -> None:
-    jar = ensure_built()
-    zips = sorted((plugins_dir() / "cogr-plugin" / "target").glob("cogr-search-plugin-*.zip"))
-    assert len(zips) == 1, zips
+@pytest.mark.parametrize("engine", [OPENSEARCH, OPENSEARCH_3], ids=lambda e: f"opensearch-{e.line}")
+def test_plugin_zip_has_descriptor_policy_and_jar(engine: Launcher) -> None:
+    jar = ensure_built(engine=engine)
+    zips = sorted((plugins_dir() / "cogr-plugin" / engine.build_dir).glob("cogr-search-plugin-*-opensearch-*.zip"))
+    assert [z.name.removeprefix("cogr-search-plugin-").split("-opensearch-")[1] for z in zips] == [
+        f"{engine.version}.zip"], zips
     with zipfile.ZipFile(zips[0]) as archive:
         names = set(archive.namelist())
         jars = [n for n in names if n.endswith(".jar")]
@@ -26,11 +31,14 @@ def test_plugin_zip_has_descriptor_policy_and_jar() -> None:
         with archive.open(jars[0]) as inner, zipfile.ZipFile(inner) as plugin_jar:
             classes = set(plugin_jar.namelist())
     assert descriptor["name"] == "cogr-search" and descriptor["classname"] == "org.cogr.opensearch.CogrPlugin"
-    assert descriptor["opensearch.version"].startswith("2.19.") and descriptor["java.version"] == "17"
+    assert descriptor["opensearch.version"] == engine.version
+    assert descriptor["java.version"] == str(engine.java_release)
     assert "${" not in "".join(descriptor.values())
     assert 'java.net.SocketPermission "*", "connect,resolve"' in policy
     assert "org/cogr/opensearch/CogrPlugin.class" in classes
     assert "org/cogr/opensearch/ingest/CogrKeywordsProcessor.class" in classes
     assert "org/cogr/opensearch/search/CogrExpandRequestProcessor.class" in classes
+    assert "org/cogr/opensearch/ingest/IngestDocuments.class" in classes  # the line's adapter
+    assert "META-INF/cogr-plugin.properties" in classes
     # The local node loads the same plugin from its classpath.
     assert any(p.name.startswith("cogr-plugin-") for p in (jar.parent / "lib").glob("*.jar"))

@@ -9,6 +9,10 @@ real `cogr-search serve` process (base CPU model) on a loopback port.
 - service down or slow: searches answer through the fallback, marked in `ext.cogr`;
   ingest reports exactly the failed documents and loses none;
 - config errors name the processor, tag and property; the CLI wires it all.
+
+The tests of what differs between the plugin's two builds (ingest results through the
+per-line `IngestDocuments` adapter, the search pipeline's hits) run on both OpenSearch
+lines (`@both_opensearch_lines`: 2.19 and 3.x); the rest on 2.19.
 """
 
 from __future__ import annotations
@@ -31,7 +35,7 @@ from cogr_search.serve import process
 from cogr_search.serve.client import CogrSearch
 from cogr_search.serve.process import ServiceProcess
 from cogr_search.settings import load_settings
-from tests.conftest import free_port
+from tests.conftest import both_opensearch_lines, free_port
 from tests.serve_support import make_base_run, subprocess_env
 
 pytestmark = [pytest.mark.opensearch, pytest.mark.model]
@@ -54,8 +58,9 @@ def _drop_test_pipelines(cluster: Cluster) -> Iterator[None]:
 
 
 @pytest.fixture(scope="module")
-def run(tmp_path_factory: pytest.TempPathFactory):  # noqa: ANN201 - RunDir
-    return make_base_run(tmp_path_factory.mktemp("plugin-runs"))
+def run(tmp_path_factory: pytest.TempPathFactory, tiny_model: Path):  # noqa: ANN201 - RunDir
+    """Generators that write keyword lists of noise: the path is checked, not the keywords' meaning."""
+    return make_base_run(tmp_path_factory.mktemp("plugin-runs"), model=tiny_model)
 
 
 @pytest.fixture(scope="module")
@@ -121,6 +126,7 @@ def _counters(service: ServiceProcess) -> dict:
 # --------------------------------------------------------------------------- ingest
 
 
+@both_opensearch_lines
 def test_ingest_pipeline_fills_keywords_and_provenance(cluster: Cluster, service: ServiceProcess, run, enriched: str,
                                                        items: list[Item]) -> None:  # noqa: ANN001
     item = items[3]
@@ -161,6 +167,7 @@ def test_documents_of_the_current_model_are_not_sent_again(cluster: Cluster, ser
         cluster.call(cluster.client.delete, index=enriched, id=doc_id, refresh=True)
 
 
+@both_opensearch_lines
 def test_a_failed_call_fails_exactly_its_batch_in_order_and_loses_none(cluster: Cluster, service: ServiceProcess,
                                                                        index_name: str) -> None:
     install_pipelines(cluster, PipelineConfig(service_url=service.url, batch_size=2, ingest_timeout=SLOW),
@@ -208,6 +215,7 @@ def test_slow_service_ingest_fails_the_batch_with_the_timeout(cluster: Cluster, 
 # --------------------------------------------------------------------------- search
 
 
+@both_opensearch_lines
 def test_search_pipeline_returns_the_python_api_hits_in_order(cluster: Cluster, service: ServiceProcess,
                                                               enriched: str) -> None:
     api = CogrSearch.from_service(cluster.client, service.url, index=enriched, timeout_s=PATIENT_TIMEOUT_S)

@@ -30,8 +30,9 @@ ITEMS = [
 
 
 @pytest.fixture(scope="module")
-def run(tmp_path_factory: pytest.TempPathFactory):  # noqa: ANN201 - RunDir
-    return make_base_run(tmp_path_factory.mktemp("search-runs"))
+def run(tmp_path_factory: pytest.TempPathFactory, tiny_model: Path):  # noqa: ANN201 - RunDir
+    """Generators that write keyword lists of noise: the path is checked, not the keywords' meaning."""
+    return make_base_run(tmp_path_factory.mktemp("search-runs"), model=tiny_model)
 
 
 @pytest.fixture(scope="module")

@@ -78,9 +78,10 @@ def test_mappings_dir_override_goes_through_the_settings(monkeypatch, tmp_path: 
     from cogr_search.cluster.mappings import mappings_dir
 
     monkeypatch.setenv("COGR_MAPPINGS_DIR", str(tmp_path))
-    assert mappings_dir() == tmp_path
+    assert mappings_dir(load_settings().mappings_dir) == tmp_path
     monkeypatch.delenv("COGR_MAPPINGS_DIR")
-    assert (mappings_dir() / "cogr-items.json").is_file()
+    assert load_settings().mappings_dir is None
+    assert (mappings_dir(load_settings().mappings_dir) / "cogr-items.json").is_file()
 
 
 def test_unknown_engine_is_a_settings_error(monkeypatch) -> None:

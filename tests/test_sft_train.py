@@ -1,13 +1,16 @@
-"""SFT with trl on the real CPU model: LoRA adapters merged on save, and a crash in the
-middle of training resumed from the trainer's last checkpoint."""
+"""SFT with trl on the real CPU model: it teaches the raw model the keyword list format,
+LoRA adapters are merged on save, and a crash in the middle of training resumes from the
+trainer's last checkpoint."""
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
 from transformers import TrainerCallback
 
+from cogr_search.generators.backend import GREEDY, load_backend
 from cogr_search.generators.model_cache import ensure_default_model
 from cogr_search.generators.prompts import assistant_text, load_prompts
 from cogr_search.runs.config import SFTConfig
@@ -34,9 +37,8 @@ def _examples() -> list[SFTExample]:
 
 
 def test_lora_sft_resumes_after_a_crash_and_saves_a_plain_model(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path,
 ) -> None:
-    monkeypatch.setenv("COGR_TORCH_THREADS", "1")
     config = SFTConfig(lora=True, lora_r=4, lora_alpha=8, max_steps=3, batch_size=2, max_length=96,
                        save_steps=1, learning_rate=1e-3, logging_steps=1)
     out = tmp_path / "item"
@@ -52,3 +54,29 @@ def test_lora_sft_resumes_after_a_crash_and_saves_a_plain_model(
     assert "model.safetensors" in names and "config.json" in names
     assert not any(name.startswith("adapter") for name in names)  # LoRA merged into the weights
     assert not (tmp_path / "item.work").exists()
+
+
+def _is_keyword_list(text: str) -> bool:
+    """Three or more comma-separated pieces of at most four words each (the last piece may
+    be cut by the token budget): the list format, not prose that happens to hold commas."""
+    pieces = [p.strip() for p in text.split(",") if p.strip()]
+    return len(pieces) >= 3 and sum(len(p.split()) <= 4 for p in pieces) >= 0.8 * len(pieces)
+
+
+def _item_outputs(model: Path, titles: list[str]) -> list[str]:
+    prompts = load_prompts()
+    params = dataclasses.replace(GREEDY, max_new_tokens=32)
+    with load_backend(model, "transformers", dtype="float32") as backend:
+        return [g.text for g in backend.generate([prompts.item_messages(t, "", 10) for t in titles], params, batch_size=4)]
+
+
+def test_full_sft_teaches_the_raw_model_the_keyword_list_format(tmp_path: Path) -> None:
+    """What Phase 1 relies on: the raw CPU model answers an item prompt in prose, and four
+    full fine-tuning steps on four examples make it write keyword lists for unseen titles."""
+    unseen = ["Walnut coffee table", "Linen sofa", "Brass floor lamp", "Jute doormat"]
+    raw = _item_outputs(ensure_default_model(), unseen)
+    assert sum(map(_is_keyword_list, raw)) <= 1, raw
+    config = SFTConfig(max_steps=4, batch_size=2, max_length=96, learning_rate=5e-4, save_steps=100, logging_steps=1)
+    train_sft(ensure_default_model(), _examples(), tmp_path / "item", config, progress=False)
+    trained = _item_outputs(tmp_path / "item", unseen)
+    assert sum(map(_is_keyword_list, trained)) >= 3, trained

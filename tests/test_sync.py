@@ -31,7 +31,7 @@ from cogr_search.cluster.sync import (
 )
 from cogr_search.settings import load_settings
 from cogr_search.shadow.index import ItemIndex
-from tests.conftest import drop_indices, drop_template
+from tests.conftest import all_engines, drop_indices, drop_template
 
 pytestmark = pytest.mark.opensearch
 
@@ -65,6 +65,7 @@ def test_item_keywords_adds_title_and_truncates_to_k_max():
     assert item_keywords(["oak table"], "Oak Table") == ["oak table"]
 
 
+@all_engines
 def test_sync_writes_new_version_and_swaps_alias(cluster, index_name):
     first = _ingest(cluster, index_name)
     keywords = {"p1": ["oak table", "Dining Table"], "p2": ["throw pillow"]}
@@ -87,6 +88,7 @@ def test_sync_writes_new_version_and_swaps_alias(cluster, index_name):
     assert [h["_id"] for h in hits["hits"]["hits"]] == ["p2"]
 
 
+@all_engines
 def test_served_documents_equal_the_shadow_index(cluster, index_name):
     items = {**ITEMS, "long": ("Rug " + "x" * (MAX_TERM_BYTES + 100), "")}
     _ingest(cluster, index_name, items)

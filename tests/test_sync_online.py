@@ -29,7 +29,7 @@ from cogr_search.data import Item
 from cogr_search.keywords import normalize
 from cogr_search.runs.keyword_files import write_keyword_file
 from tests import sync_writer
-from tests.conftest import REPO_ROOT
+from tests.conftest import all_engines, REPO_ROOT
 
 pytestmark = pytest.mark.opensearch
 
@@ -110,6 +110,7 @@ def _assert_content(cluster: Cluster, alias: str, rounds: int, keywords: dict[st
             assert "oak" in doc["cogr_keywords"], doc_id
 
 
+@all_engines
 def test_writes_throughout_a_sync_all_reach_the_new_version(cluster: Cluster, cluster_url: str, index_name: str,
                                                             tmp_path: Path) -> None:
     source, _, keywords = _catalog(cluster, index_name, tmp_path)

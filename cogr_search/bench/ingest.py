@@ -36,7 +36,7 @@ Doc = tuple[str, dict]
 def fresh_index(cluster: Cluster, name: str) -> None:
     """An index with the item mapping, refresh off while loading (as bulk loaders do)."""
     cluster.call(cluster.client.indices.delete, index=name, ignore_unavailable=True)
-    cluster.call(cluster.client.indices.create, index=name, body=index_body(refresh_interval="-1"))
+    cluster.call(cluster.client.indices.create, index=name, body=index_body(templates=cluster.settings.mappings_dir, refresh_interval="-1"))
 
 
 def finish(cluster: Cluster, name: str, expected: int) -> None:

@@ -12,7 +12,7 @@ import click
 
 from cogr_search.cli.config_flags import ConfigFlags, config_flags, flag
 from cogr_search.cli.options import emit_json, json_output, opensearch_url, runs_dir, settings_from
-from cogr_search.cluster.sync import SyncConfig
+from cogr_search.cluster.sync_config import SyncConfig
 
 
 @click.group()

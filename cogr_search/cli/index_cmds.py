@@ -5,8 +5,6 @@ from __future__ import annotations
 import click
 
 from cogr_search.cli.options import opensearch_url, settings_from
-from cogr_search.cluster.client import connect
-from cogr_search.cluster.indices import create_index
 
 
 @click.group()
@@ -36,6 +34,9 @@ def create(alias: str, pipelines: bool, service_url: str | None, ingest_pipeline
     service_url = service_url or settings_from().service_url
     if (pipelines or default_pipelines) and not service_url:
         raise click.UsageError("--pipelines needs --service-url URL (or COGR_SERVICE_URL)")
+    from cogr_search.cluster.client import connect
+    from cogr_search.cluster.indices import create_index
+
     cluster = connect(settings_from(opensearch_url=opensearch_url))
     if pipelines or default_pipelines:
         from cogr_search.cluster.pipelines import require_pipelines

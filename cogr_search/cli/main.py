@@ -108,6 +108,22 @@ class CogrGroup(click.Group):
 @click.version_option(__version__, prog_name="cogr-search")
 def cli() -> None:
     """Co-evolving generative keyword retrieval (CoGR) for OpenSearch."""
+    _apply_process_settings()
+
+
+def _apply_process_settings() -> None:
+    """Settings that hold for the whole process (torch's thread count), made once here so
+    that library code never reads the environment. A broken environment is left to the
+    command that reads the broken field, which names it."""
+    import pydantic
+
+    from cogr_search.generators.threads import request_threads
+    from cogr_search.settings import load_settings
+
+    try:
+        request_threads(load_settings().torch_threads)
+    except pydantic.ValidationError:
+        return
 
 
 def _register() -> None:

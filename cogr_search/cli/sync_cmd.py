@@ -12,8 +12,7 @@ from cogr_search.cli.options import emit_json, json_output, opensearch_url, runs
 from cogr_search.errors import CogrError, InputError
 from cogr_search.keywords import DEFAULT_K_MAX
 from cogr_search.runs.keyword_files import read_keyword_file
-from cogr_search.cluster.client import connect
-from cogr_search.cluster.sync import SyncConfig, prune_versions, sync_keywords
+from cogr_search.cluster.sync_config import SyncConfig
 
 
 SYNC_FLAGS = [
@@ -98,6 +97,9 @@ def sync(alias: str, show_status: bool, run_name: str | None, round_: int | None
 
             keywords, student_items, model = keywords_for_catalog(run, round_, keywords, catalog)
             _notify(f"item student {model}: keywords for {student_items} items the teacher did not label")
+    from cogr_search.cluster.client import connect
+    from cogr_search.cluster.sync import prune_versions, sync_keywords
+
     config = config_flags.build(k_max=k_max)
     cluster = connect(settings_from(opensearch_url=opensearch_url))
     result = sync_keywords(cluster, alias, keywords, round_, model, config, progress=not as_json, notify=_notify)
@@ -118,6 +120,7 @@ def sync(alias: str, show_status: bool, run_name: str | None, round_: int | None
 
 
 def _print_status(alias: str, opensearch_url: str | None, as_json: bool) -> None:
+    from cogr_search.cluster.client import connect
     from cogr_search.cluster.sync_status import sync_status
 
     state = sync_status(connect(settings_from(opensearch_url=opensearch_url)), alias, notify=_notify)

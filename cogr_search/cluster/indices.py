@@ -103,7 +103,7 @@ def _check_created(cluster: Cluster, name: str, shape: Shape | None) -> None:
     """The new index holds exactly mappings/'s fields, the shape asked for, and no alias."""
     found = cluster.call(cluster.client.indices.get, index=name)[name]
     problems = []
-    if found.get("mappings", {}).get("properties", {}) != item_properties():
+    if found.get("mappings", {}).get("properties", {}) != item_properties(cluster.settings.mappings_dir):
         problems.append("its mapping differs from mappings/")
     if found.get("aliases"):
         problems.append(f"it was given aliases {sorted(found['aliases'])}")
@@ -126,7 +126,13 @@ def create_version(cluster: Cluster, alias: str, round_: int, shape: Shape | Non
     """
     version = next_version(alias, [v.name for v in versions(cluster, alias)], round_)
     copied = shape.index_settings() if shape else {}
-    body = index_body(shape.shards if shape else None, shape.replicas if shape else None, **copied, **index_settings)
+    body = index_body(
+        shape.shards if shape else None,
+        shape.replicas if shape else None,
+        templates=cluster.settings.mappings_dir,
+        **copied,
+        **index_settings,
+    )
     try:
         cluster.call(cluster.client.indices.create, index=version.name, body=body)
     except API_ERRORS as err:

@@ -18,18 +18,16 @@ from importlib import resources
 from pathlib import Path
 
 from cogr_search.errors import CogrError
-from cogr_search.settings import load_settings
 
 BODY_FILE = "cogr-items.json"
 _VERSION_RE = r"^{alias}-r(\d+)-(\d+)$"
 _NAME_RE = re.compile(r"^[a-z0-9][a-z0-9_.-]*$")
 
 
-def mappings_dir() -> Path:
-    """`COGR_MAPPINGS_DIR` (through the settings), else the templates shipped in the
-    package (`cogr_search/resources/mappings/`, package data), so a wheel install finds
-    them without a checkout."""
-    override = load_settings().mappings_dir
+def mappings_dir(override: Path | None = None) -> Path:
+    """`override` (a cluster's `settings.mappings_dir`, i.e. `COGR_MAPPINGS_DIR`), else the
+    templates shipped in the package (`cogr_search/resources/mappings/`, package data), so
+    a wheel install finds them without a checkout."""
     if override is not None:
         return Path(override).expanduser()
     return Path(str(resources.files("cogr_search") / "resources" / "mappings"))
@@ -47,10 +45,13 @@ def _body_file(path: Path) -> dict:
     return body
 
 
-def index_body(shards: int | None = None, replicas: int | None = None, **index_settings: object) -> dict:
-    """The create-index body for one version: mappings/ with these shard and replica
-    counts (default: the file's) and any extra `index.*` settings (e.g. refresh_interval)."""
-    body = copy.deepcopy(_body_file(mappings_dir() / BODY_FILE))
+def index_body(
+    shards: int | None = None, replicas: int | None = None, *, templates: Path | None = None, **index_settings: object
+) -> dict:
+    """The create-index body for one version: the templates (`templates`, else the packaged
+    ones) with these shard and replica counts (default: the file's) and any extra
+    `index.*` settings (e.g. refresh_interval)."""
+    body = copy.deepcopy(_body_file(mappings_dir(templates) / BODY_FILE))
     index = body["settings"]["index"]
     if shards is not None:
         index["number_of_shards"] = shards
@@ -60,9 +61,9 @@ def index_body(shards: int | None = None, replicas: int | None = None, **index_s
     return body
 
 
-def item_properties() -> dict:
+def item_properties(templates: Path | None = None) -> dict:
     """Field mappings of an item document, for checks and for tests."""
-    return index_body()["mappings"]["properties"]
+    return index_body(templates=templates)["mappings"]["properties"]
 
 
 def check_alias_name(alias: str) -> None:

@@ -30,13 +30,10 @@ import json
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
 from tqdm import tqdm
 
 from cogr_search.errors import CogrError, InputError
-from cogr_search.keywords import DEFAULT_K_MAX
 from cogr_search.cluster import changes
 from cogr_search.cluster import documents as doc_fields
 from cogr_search.cluster import title_pipeline
@@ -54,34 +51,12 @@ from cogr_search.cluster.indices import (
     write_blocked,
 )
 from cogr_search.cluster.mappings import IndexVersion
-from cogr_search.cluster.sync_lease import DEFAULT_TTL_S, SyncLease
+from cogr_search.cluster.sync_config import SyncConfig
+from cogr_search.cluster.sync_lease import SyncLease
 
 SYNC_META = "cogr_sync"
-Missing = Literal["refuse", "keep", "title-only"]
 Notify = Callable[[str], None]
 SAMPLE = 10
-
-
-class SyncConfig(BaseModel):
-    """How a sync treats the catalog and the versions it leaves; the `sync` flags' defaults."""
-
-    model_config = ConfigDict(frozen=True)
-
-    k_max: int = Field(DEFAULT_K_MAX, ge=1, description="Keywords per item kept at serving time.")
-    keep: int = Field(3, ge=1, description="Versions to keep for rollback.")
-    missing: Missing = Field(
-        "refuse",
-        description="Items without keywords: refuse the sync, keep the previous version's keywords, or title only.",
-    )
-    unknown_tolerance: float = Field(
-        0.01, ge=0, le=1, description="Share of keyword ids allowed to be unknown to the index (listed, then ignored)."
-    )
-    chunk_size: int = Field(500, ge=1, le=10_000, description="Documents per _bulk request.")
-    lease_s: float = Field(DEFAULT_TTL_S, gt=0, description="Lease of the sync on its alias, renewed while it runs.")
-    catch_up_rounds: int = Field(5, ge=0, description="Catch-ups while writes continue, before the final freeze.")
-    freeze_below: int = Field(
-        1000, ge=0, description="Freeze once a catch-up found at most this many changed documents."
-    )
 
 
 class SyncRejected(CogrError):

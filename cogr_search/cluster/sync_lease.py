@@ -26,12 +26,12 @@ from dataclasses import dataclass
 import psutil
 
 from cogr_search.cluster.client import Cluster
+from cogr_search.cluster.sync_config import DEFAULT_LEASE_S
 from cogr_search.cluster.engines import API_ERRORS, NOT_FOUND, status_of
 from cogr_search.cluster.indices import set_write_block, write_blocked
 from cogr_search.errors import CogrError
 
 LEASE_INDEX = "cogr-sync-leases"
-DEFAULT_TTL_S = 60.0
 Notify = Callable[[str], None]
 
 
@@ -113,7 +113,7 @@ def lift_stale_freeze(cluster: Cluster, holder: Holder, reason: str, notify: Not
 class SyncLease:
     """Held for the whole of one sync (`with SyncLease(...) as lease:`)."""
 
-    def __init__(self, cluster: Cluster, alias: str, ttl_s: float = DEFAULT_TTL_S, notify: Notify = lambda m: None):
+    def __init__(self, cluster: Cluster, alias: str, ttl_s: float = DEFAULT_LEASE_S, notify: Notify = lambda m: None):
         self.cluster, self.alias, self.ttl_s, self.notify = cluster, alias, ttl_s, notify
         self.owner = uuid.uuid4().hex
         self._seq: tuple[int, int] | None = None

@@ -1,7 +1,9 @@
-"""The local launchers, one per engine: which Maven modules, jar and main class start it.
+"""The local launchers, one per engine line: which Maven modules, jar and main class start it.
 
 Each `Launcher` knows the cluster-side `Engine` it starts, so a node's record, the CLI and
-the tests name engines one way. Everything else about a local node is shared.
+the tests name engines one way. OpenSearch has two lines built from one source tree
+(plugins/pom.xml: 2.19 by default, 3.x with `-Dopensearch.line=3`), each into its own
+build folder and with its own Java; everything else about a local node is shared.
 """
 
 from __future__ import annotations
@@ -28,7 +30,13 @@ class Launcher:
     ``modules`` are the Maven modules under ``plugins/`` the launcher is built from (in
     build order, the launcher last): a change in any of them, or in the parent pom,
     rebuilds it. ``server_jar_glob`` matches the engine's server jar in ``lib/``, proof
-    that the dependencies were copied.
+    that the dependencies were copied (and, by its version, that they are this line's).
+
+    ``key`` names the launcher in records, the CLI and test ids (``opensearch`` is the
+    2.19 line, for records written before there were lines); ``line`` is the version line
+    a user asks for (``--version``); ``build_dir`` is the line's own Maven output folder
+    and ``maven_args`` select the line; ``java_release`` is the Java it needs (17: the
+    ``java`` on PATH; 21+: a JDK found by `cogr_search.localnode.java`).
     """
 
     engine: Engine
@@ -37,10 +45,21 @@ class Launcher:
     jar_name: str
     server_jar_glob: str
     default_port: int
+    key: str
+    line: str
+    version: str
+    build_dir: str = "target"
+    maven_args: tuple[str, ...] = ()
+    java_release: int = 17
 
     @property
     def name(self) -> str:
         return self.engine.name
+
+    @property
+    def description(self) -> str:
+        """``OpenSearch 3.8.0``: what a message names."""
+        return f"{self.engine.label} {self.version}"
 
     @property
     def label(self) -> str:
@@ -57,8 +76,26 @@ OPENSEARCH = Launcher(
     main_class="org.cogr.opensearch.node.LocalNode",
     modules=("launcher-common", "cogr-plugin", "local-node"),
     jar_name="local-node.jar",
-    server_jar_glob="opensearch-*.jar",
+    server_jar_glob="opensearch-2.*.jar",
     default_port=9200,
+    key="opensearch",
+    line="2.19",
+    version="2.19.6",
+)
+# OpenSearch 3.x: the newest 3.x whose server jar and modules resolve (plugins/pom.xml, os3).
+OPENSEARCH_3 = Launcher(
+    engine=engines.OPENSEARCH,
+    main_class="org.cogr.opensearch.node.LocalNode",
+    modules=("launcher-common", "cogr-plugin", "local-node"),
+    jar_name="local-node.jar",
+    server_jar_glob="opensearch-3.*.jar",
+    default_port=9200,
+    key="opensearch-3",
+    line="3.x",
+    version="3.8.0",
+    build_dir="target-os3",
+    maven_args=("-Dopensearch.line=3",),
+    java_release=21,
 )
 # 9201 (transport 9301) by default, so that both local nodes can run side by side.
 ELASTICSEARCH = Launcher(
@@ -68,5 +105,48 @@ ELASTICSEARCH = Launcher(
     jar_name="es-node.jar",
     server_jar_glob="elasticsearch-*.jar",
     default_port=9201,
+    key="elasticsearch",
+    line="8.17",
+    version="8.17.2",
+)
+# Elasticsearch 9.2.0: the newest 9.x whose server jar and transport-netty4 resolve together.
+ELASTICSEARCH_9 = Launcher(
+    engine=engines.ELASTICSEARCH,
+    main_class="org.cogr.elasticsearch.node.EsLocalNode",
+    modules=("launcher-common", "es-node"),
+    jar_name="es-node.jar",
+    server_jar_glob="elasticsearch-9.*.jar",
+    default_port=9201,
+    key="elasticsearch-9",
+    line="9.x",
+    version="9.2.0",
+    build_dir="target-es9",
+    maven_args=("-Delasticsearch.line=9",),
+    java_release=21,
 )
 ENGINES: dict[str, Launcher] = {e.name: e for e in (OPENSEARCH, ELASTICSEARCH)}
+"""The default launcher of each engine (OpenSearch: the 2.19 line; Elasticsearch: 8.17)."""
+LAUNCHERS: dict[str, Launcher] = {e.key: e for e in (OPENSEARCH, OPENSEARCH_3, ELASTICSEARCH, ELASTICSEARCH_9)}
+"""Every launcher by key, as records and test ids name them."""
+OPENSEARCH_LINES: dict[str, Launcher] = {OPENSEARCH.line: OPENSEARCH, OPENSEARCH_3.line: OPENSEARCH_3}
+ELASTICSEARCH_LINES: dict[str, Launcher] = {ELASTICSEARCH.line: ELASTICSEARCH, ELASTICSEARCH_9.line: ELASTICSEARCH_9}
+LINES: dict[str, dict[str, Launcher]] = {"opensearch": OPENSEARCH_LINES, "elasticsearch": ELASTICSEARCH_LINES}
+"""Each engine's lines, by the name `--version` takes (the first is the default)."""
+
+
+def engine_line(engine: str, version: str) -> Launcher:
+    """The launcher of ``engine`` for ``--version``: a line (``2.19``, ``3.x``, ``8.17``, ``9.x``),
+    its major (``3``), a version prefix (``3.8``) or the exact version (``3.8.0``)."""
+    text = version.strip().lower()
+    lines = LINES[engine]
+    for launcher in lines.values():
+        major = launcher.line.split(".")[0]
+        if text in (launcher.line, major, launcher.version) or launcher.version.startswith(text + "."):
+            return launcher
+    label = next(iter(lines.values())).label
+    raise LocalNodeError(f"--version {version!r}: the local {label} node comes in the lines {', '.join(lines)}")
+
+
+def opensearch_line(version: str) -> Launcher:
+    """The OpenSearch launcher for ``--version``: ``2.19`` (or ``2``, ``2.19.6``) or ``3.x`` (``3``, ``3.8``, ``3.8.0``)."""
+    return engine_line("opensearch", version)

@@ -36,8 +36,9 @@ from pathlib import Path
 
 import psutil
 
-from cogr_search.localnode.build import ensure_built, file_lock
-from cogr_search.localnode.launchers import HOST, OPENSEARCH, TRANSPORT_OFFSET, Launcher, LocalNodeError
+from cogr_search.localnode.build import check_plugin_line, ensure_built, file_lock
+from cogr_search.localnode.java import jdk_for
+from cogr_search.localnode.launchers import HOST, LAUNCHERS, OPENSEARCH, TRANSPORT_OFFSET, Launcher, LocalNodeError
 from cogr_search.localnode.record import (
     NodeInfo,
     NodeStatus,
@@ -214,10 +215,11 @@ def start(
         if existing is not None:
             if existing.engine != engine:
                 raise LocalNodeError(
-                    f"{home} holds a running {existing.engine.label} node (pid {existing.pid}, {existing.url}); "
-                    f"stop it or use another home for {engine.label}"
+                    f"{home} holds a running {existing.engine.description} node (pid {existing.pid}, {existing.url}); "
+                    f"stop it or use another home for {engine.description}"
                 )
             return existing
+        _check_home_line(home, engine)
 
         if not _port_free(port):
             raise LocalNodeError(
@@ -232,10 +234,41 @@ def start(
             )
 
         jar = ensure_built(engine=engine)
-        java = shutil.which("java")
+        check_plugin_line(engine)
+        jdk = jdk_for(engine)
+        java = jdk.java if jdk is not None else shutil.which("java")
         if java is None:
             raise LocalNodeError(f"'java' is not on PATH: the local {engine.label} node needs Java 17+")
         return _launch(home, port, heap, timeout, java, jar, engine)
+
+
+# The launcher key of the line whose node last wrote a home's data.
+LINE_FILE = "engine-line"
+
+
+def _check_home_line(home: Path, engine: Launcher) -> None:
+    """Refuse a home whose data another engine line wrote (`_launch` marks a home as its line's).
+
+    Why: OpenSearch cannot open data a newer line wrote, and a 3.x node upgrades 2.19 data
+    for good; Elasticsearch data is no OpenSearch data at all. One home, one line.
+    """
+    path = home / LINE_FILE
+    try:
+        previous = path.read_text().strip()
+    except OSError:
+        previous = ""
+    if not previous and engine.java_release > 17 and any((home / "data").glob("*")):
+        # Data from before homes were marked: a default line's. A newer line would upgrade it for good.
+        raise LocalNodeError(
+            f"{home} holds data of a node started before engine lines were recorded (no {path.name}); "
+            f"use another --home for {engine.description}"
+        )
+    if previous and previous != engine.key:
+        owner = LAUNCHERS.get(previous)
+        what = owner.description if owner is not None else previous
+        raise LocalNodeError(
+            f"{home} holds the data of an {what} node ({path}); use another --home for {engine.description}"
+        )
 
 
 def _reuse_existing(home: Path, timeout: float) -> NodeInfo | None:
@@ -291,6 +324,8 @@ def _launch(home: Path, port: int, heap: str, timeout: float, java: str, jar: Pa
         "--http-port",
         str(port),
     ]
+    # Marked before the JVM can write any data: from now on the home is this line's.
+    (home / LINE_FILE).write_text(engine.key + "\n")
     started = time.monotonic()
     with open(out_path, "wb") as out:
         # Its own session: the node outlives this process and a Ctrl-C in the terminal
@@ -310,6 +345,8 @@ def _launch(home: Path, port: int, heap: str, timeout: float, java: str, jar: Pa
     record = {
         "pid": proc.pid,
         "engine": engine.name,
+        "launcher": engine.key,
+        "line": engine.line,
         "create_time": psutil.Process(proc.pid).create_time(),
         "port": port,
         "url": url,

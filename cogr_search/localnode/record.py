@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from cogr_search.atomic import atomic_open
-from cogr_search.localnode.launchers import ENGINES, OPENSEARCH, Launcher
+from cogr_search.localnode.launchers import ENGINES, LAUNCHERS, OPENSEARCH, Launcher
 
 RECORD_NAME = "node.json"
 
@@ -46,7 +46,11 @@ class NodeStatus:
 
 
 def record_engine(record: dict) -> Launcher:
-    """The engine of a record; records written before there were two engines are OpenSearch's."""
+    """The launcher of a record: by its ``launcher`` key (engine lines), else by engine (records
+    written before there were lines: the 2.19 line); before there were two engines, OpenSearch."""
+    launcher = LAUNCHERS.get(str(record.get("launcher", "")))
+    if launcher is not None:
+        return launcher
     return ENGINES.get(str(record.get("engine", OPENSEARCH.name)), OPENSEARCH)
 
 

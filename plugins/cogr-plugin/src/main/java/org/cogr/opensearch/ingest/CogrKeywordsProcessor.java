@@ -112,7 +112,7 @@ public final class CogrKeywordsProcessor extends AbstractBatchingProcessor {
     /** One document (an index request outside a bulk, or _simulate): a batch of one. */
     @Override
     public void execute(IngestDocument ingestDocument, BiConsumer<IngestDocument, Exception> handler) {
-        subBatchExecute(List.of(new IngestDocumentWrapper(0, ingestDocument, null)), results -> {
+        subBatchExecute(List.of(IngestDocuments.single(ingestDocument)), results -> {
             IngestDocumentWrapper result = results.get(0);
             if (result.getException() != null) {
                 handler.accept(null, result.getException());
@@ -207,8 +207,7 @@ public final class CogrKeywordsProcessor extends AbstractBatchingProcessor {
     private static List<IngestDocumentWrapper> results(List<IngestDocumentWrapper> wrappers, Exception[] errors) {
         List<IngestDocumentWrapper> out = new ArrayList<>(wrappers.size());
         for (int i = 0; i < wrappers.size(); i++) {
-            IngestDocumentWrapper wrapper = wrappers.get(i);
-            out.add(new IngestDocumentWrapper(wrapper.getSlot(), wrapper.getIngestDocument(), errors[i]));
+            out.add(IngestDocuments.withError(wrappers.get(i), errors[i]));
         }
         return out;
     }

@@ -30,9 +30,11 @@ final class ExpansionCache {
         this.capacity = capacity;
         this.ttlNanos = ttlNanos;
         this.nanoClock = nanoClock;
-        this.entries = new LinkedHashMap<>(16, 0.75f, true) {
+        // ExpansionCache.Entry spelled out: inside a LinkedHashMap subclass a bare "Entry"
+        // names the map's own inherited Entry type when compiled for Java 21 (OpenSearch 3.x).
+        this.entries = new LinkedHashMap<String, ExpansionCache.Entry>(16, 0.75f, true) {
             @Override
-            protected boolean removeEldestEntry(Map.Entry<String, Entry> eldest) {
+            protected boolean removeEldestEntry(Map.Entry<String, ExpansionCache.Entry> eldest) {
                 return size() > ExpansionCache.this.capacity;
             }
         };

@@ -3,10 +3,11 @@
  */
 package org.cogr.opensearch.node;
 
+import java.io.IOException;
+import java.io.InputStream;
 import java.nio.file.Path;
-import java.util.Collection;
 import java.util.Collections;
-import java.util.List;
+import java.util.Properties;
 import java.util.concurrent.TimeUnit;
 
 import org.apache.logging.log4j.LogManager;
@@ -14,32 +15,29 @@ import org.apache.logging.log4j.core.LoggerContext;
 import org.apache.logging.log4j.core.config.Configurator;
 import org.cogr.launcher.LaunchOptions;
 import org.cogr.launcher.Launcher;
+import org.cogr.launcher.StartFailure;
 import org.cogr.opensearch.CogrPlugin;
-import org.opensearch.analysis.common.CommonAnalysisPlugin;
+import org.opensearch.Version;
 import org.opensearch.common.logging.LogConfigurator;
 import org.opensearch.common.settings.Settings;
 import org.opensearch.env.Environment;
 import org.opensearch.http.BindHttpException;
 import org.opensearch.http.HttpServerTransport;
-import org.opensearch.index.mapper.MapperExtrasPlugin;
-import org.opensearch.index.reindex.ReindexPlugin;
-import org.opensearch.ingest.common.IngestCommonPlugin;
 import org.opensearch.node.InternalSettingsPreparer;
 import org.opensearch.node.Node;
-import org.opensearch.painless.PainlessPlugin;
-import org.opensearch.plugins.Plugin;
-import org.opensearch.search.pipeline.common.SearchPipelineCommonModulePlugin;
 import org.opensearch.transport.BindTransportException;
-import org.opensearch.transport.Netty4Plugin;
 
 /**
- * Starts one real OpenSearch 2.19 node inside this JVM, bound to 127.0.0.1.
+ * Starts one real OpenSearch node (2.19 or 3.x, whichever line this jar was built for) inside
+ * this JVM, bound to 127.0.0.1.
  *
  * <p>Why this exists: tests and the default local run of cogr-search need a real OpenSearch
  * (same analyzers, BM25 and query semantics as production), and the development machines
  * have neither Docker nor a way to download a distribution; Maven Central is reachable.
  * So the server and the modules a stock distribution ships are put on the classpath and
- * passed to {@link Node} as classpath plugins, together with the project's own plugin.
+ * passed to {@link Node} as classpath plugins, together with the project's own plugin. What
+ * differs between OpenSearch lines (the module class names and how {@code Node} takes
+ * classpath plugins) is in {@code LineNode}, one per line under {@code src/main/java-os<line>}.
  *
  * <p>Differences from a distribution, on purpose: no security manager, no bootstrap checks
  * and no native (JNA) setup, because those are done only by {@code Bootstrap}, which this
@@ -50,30 +48,13 @@ import org.opensearch.transport.Netty4Plugin;
  * the Elasticsearch launcher: see {@link Launcher}. Logs go to {@code <home>/logs/};
  * SIGTERM closes the node cleanly through a shutdown hook.
  */
-public final class LocalNode extends Node {
+public final class LocalNode {
 
     static final String PROGRAM = "local-node";
+    /** Written into the cogr-plugin jar by Maven: the OpenSearch version it was compiled against. */
+    static final String PLUGIN_BUILD_INFO = "/META-INF/cogr-plugin.properties";
 
-    /**
-     * The modules a stock 2.19 distribution loads that cogr-search needs (HTTP/transport,
-     * the standard analyzers, painless, extra mappers, reindex, ingest and search pipeline
-     * processors), plus the project's plugin. In 2.19 these keep their old class names; the
-     * {@code *ModulePlugin} names of the other modules only arrive in 3.0.
-     */
-    static final List<Class<? extends Plugin>> CLASSPATH_PLUGINS = List.of(
-        Netty4Plugin.class,
-        CommonAnalysisPlugin.class,
-        PainlessPlugin.class,
-        MapperExtrasPlugin.class,
-        ReindexPlugin.class,
-        IngestCommonPlugin.class,
-        SearchPipelineCommonModulePlugin.class,
-        CogrPlugin.class
-    );
-
-    /** Node's constructor that accepts classpath plugins is protected, hence this subclass. */
-    LocalNode(Environment environment, Collection<Class<? extends Plugin>> classpathPlugins) {
-        super(environment, classpathPlugins, true);
+    private LocalNode() {
     }
 
     public static void main(String[] args) {
@@ -86,6 +67,7 @@ public final class LocalNode extends Node {
         // hook is disabled (as OpenSearch's Bootstrap does) and we shut log4j down last.
         System.setProperty("log4j.shutdownHookEnabled", "false");
         System.setProperty("log4j2.disable.jmx", "true");
+        checkPluginVersion();
         LogConfigurator.registerErrorListener();
 
         Path home = options.home();
@@ -110,7 +92,7 @@ public final class LocalNode extends Node {
         LogConfigurator.setNodeName(Launcher.NODE_NAME);
         LogConfigurator.configure(environment);
 
-        LocalNode node = new LocalNode(environment, CLASSPATH_PLUGINS);
+        Node node = LineNode.create(environment);
         Launcher.closeOnShutdown("cogr-local-node", () -> close(node));
         try {
             node.start();
@@ -125,6 +107,32 @@ public final class LocalNode extends Node {
             throw e;
         }
         return node.injector().getInstance(HttpServerTransport.class).boundAddress().publishAddress().getPort();
+    }
+
+    /**
+     * Refuses a cogr-plugin jar built for another OpenSearch version than the server on the
+     * classpath. Why: a 2.19-built plugin on a 3.x node answers searches but its ingest
+     * processor fails with NoSuchMethodError on a generic thread, and bulk requests hang.
+     */
+    static void checkPluginVersion() throws StartFailure {
+        String built;
+        try (InputStream in = CogrPlugin.class.getResourceAsStream(PLUGIN_BUILD_INFO)) {
+            if (in == null) {
+                throw new StartFailure("the cogr-plugin jar has no " + PLUGIN_BUILD_INFO.substring(1)
+                    + " (built before engine lines existed); rebuild plugins/", Launcher.EXIT_START_FAILED);
+            }
+            Properties props = new Properties();
+            props.load(in);
+            built = props.getProperty("opensearch.version", "");
+        } catch (IOException e) {
+            throw new StartFailure("cannot read " + PLUGIN_BUILD_INFO.substring(1) + " from the cogr-plugin jar: "
+                + Launcher.describe(e), Launcher.EXIT_START_FAILED);
+        }
+        String running = Version.CURRENT.toString();
+        if (!running.equals(built)) {
+            throw new StartFailure("the cogr-plugin jar was built for OpenSearch " + built + " but the server jar is "
+                + running + "; rebuild plugins/ for this line (mvn -Dopensearch.line=" + Version.CURRENT.major + ")", Launcher.EXIT_START_FAILED);
+        }
     }
 
     /** Closes the node (flushing shards and releasing the data-path lock), then log4j. */
