@@ -8,7 +8,7 @@ build folder and with its own Java; everything else about a local node is shared
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from cogr_search.cluster import engines
 from cogr_search.cluster.engines import Engine
@@ -83,13 +83,9 @@ OPENSEARCH = Launcher(
     version="2.19.6",
 )
 # OpenSearch 3.x: the newest 3.x whose server jar and modules resolve (plugins/pom.xml, os3).
-OPENSEARCH_3 = Launcher(
-    engine=engines.OPENSEARCH,
-    main_class="org.cogr.opensearch.node.LocalNode",
-    modules=("launcher-common", "cogr-plugin", "local-node"),
-    jar_name="local-node.jar",
+OPENSEARCH_3 = replace(
+    OPENSEARCH,
     server_jar_glob="opensearch-3.*.jar",
-    default_port=9200,
     key="opensearch-3",
     line="3.x",
     version="3.8.0",
@@ -110,13 +106,9 @@ ELASTICSEARCH = Launcher(
     version="8.17.2",
 )
 # Elasticsearch 9.2.0: the newest 9.x whose server jar and transport-netty4 resolve together.
-ELASTICSEARCH_9 = Launcher(
-    engine=engines.ELASTICSEARCH,
-    main_class="org.cogr.elasticsearch.node.EsLocalNode",
-    modules=("launcher-common", "es-node"),
-    jar_name="es-node.jar",
+ELASTICSEARCH_9 = replace(
+    ELASTICSEARCH,
     server_jar_glob="elasticsearch-9.*.jar",
-    default_port=9201,
     key="elasticsearch-9",
     line="9.x",
     version="9.2.0",
