@@ -14,6 +14,7 @@ contains has no example to learn it from.
 from __future__ import annotations
 
 import hashlib
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 
@@ -22,14 +23,19 @@ from cogr_search.errors import CogrError, InputError
 from cogr_search.generators.students import backends
 from cogr_search.generators.students.fit import fit_side
 from cogr_search.generators.students.model import item_text
-from cogr_search.generators.students.store import VERSION, Students, load_students, read_manifest, save_students
+from cogr_search.generators.students.store import REFINED_VERSION, VERSION, Students, load_students, read_manifest, save_students
 from cogr_search.keywords import keyword_set, term
 from cogr_search.runs.keyword_files import read_keyword_file
 from cogr_search.runs.run_dir import RunDir, now_iso, read_json
 
 
-def students_folder(run: RunDir, round_: int) -> Path:
-    return run.round_dir(round_) / "students" / VERSION
+def students_folder(run: RunDir, round_: int, refined: bool | None = None) -> Path:
+    """The round's students folder: `v1-refined/` when it holds students and `refined` is
+    None (consumers take refined students whenever `--refine` made them), else `v1/`."""
+    base = run.round_dir(round_) / "students"
+    if refined or (refined is None and (base / REFINED_VERSION / "manifest.json").is_file()):
+        return base / REFINED_VERSION
+    return base / VERSION
 
 
 def has_students(run: RunDir, round_: int) -> bool:
@@ -122,7 +128,9 @@ def distill_run(run: RunDir, round_: int | None = None, *, backend: str = backen
         "teacher": {"query_keywords": _sha(query_file), "item_keywords": _sha(item_file)},
         "sides": {side: report.as_dict() for side, report in reports.items()},
     }
-    students = save_students(students_folder(run, round_), sides, manifest)
+    students = save_students(students_folder(run, round_, refined=False), sides, manifest)
+    # refined students were made from the v1 just replaced: stale, so consumers must not prefer them
+    shutil.rmtree(students_folder(run, round_, refined=True), ignore_errors=True)
     run.mark_done(f"round-{round_}/students", version=VERSION, model=backend,
                   sides={side: report.as_dict() for side, report in reports.items()})
     for side, report in reports.items():
