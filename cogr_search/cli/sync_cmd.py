@@ -96,7 +96,7 @@ def sync(alias: str, show_status: bool, run_name: str | None, round_: int | None
             from cogr_search.generators.students.distill import keywords_for_catalog
 
             keywords, student_items, model = keywords_for_catalog(run, round_, keywords, catalog)
-            _notify(f"item student {model}: keywords for {student_items} items the teacher did not label")
+            _notify(f"item student {model}: keywords for {student_items} items")
     from cogr_search.cluster.client import connect
     from cogr_search.cluster.sync import prune_versions, sync_keywords
 

@@ -286,11 +286,13 @@ def metrics(run_name: str, runs_dir: Path | None, eval_samples: int, item_sample
               help="Then improve the students' targets against the shadow index (query side by greedy F1, item "
                    "side by positive marginal reward), refit, and save them in round-<r>/students/v1-refined/, "
                    "which consumers then use; prints held-out F1 of teacher, plain and refined students.")
-@click.option("--refine-rounds", type=click.IntRange(min=1), default=1, show_default=True,
+@click.option("--refine-rounds", type=click.IntRange(min=1), default=2, show_default=True,
               help="Co-evolving refinement rounds (query side, then item side, each).")
+@click.option("--item-keep", type=click.Choice(["nonnegative", "positive"]), default="nonnegative", show_default=True,
+              help="--refine's item side: drop keywords whose marginal reward is negative, or keep only positive ones.")
 @json_output
 def distill(run_name: str, round_: int | None, runs_dir: Path | None, seed: int, threads: int, backend: str,
-            refine: bool, refine_rounds: int, as_json: bool) -> None:
+            refine: bool, refine_rounds: int, item_keep: str, as_json: bool) -> None:
     """Fit the round's students (fast keyword expanders, DESIGN.md section 5) to its teacher
     keyword files and save them in round-<r>/students/v1/ (with --refine, also v1-refined/)."""
     from cogr_search.generators.students.distill import distill_run
@@ -301,7 +303,7 @@ def distill(run_name: str, round_: int | None, runs_dir: Path | None, seed: int,
         from cogr_search.generators.students.refine import refine_run
 
         with run.lock():
-            plain, refined, figures = refine_run(run, round_, refine_rounds, backend=backend, seed=seed,
+            plain, refined, figures = refine_run(run, round_, refine_rounds, item_keep=item_keep, backend=backend, seed=seed,
                                                  threads=threads, echo=lambda line: click.echo(line, err=True))
         manifest = refined.manifest
         if as_json:

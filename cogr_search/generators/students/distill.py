@@ -144,6 +144,10 @@ def keywords_for_catalog(run: RunDir, round_: int, labelled: dict[str, list[str]
     """The teacher's item keywords, plus the item student's for every item of the
     catalog (`data`, default the run's own) the teacher did not label (`sync --items all`).
 
+    Refined students (`--refine`) write every item, labelled ones too: their item
+    student's targets replaced the teacher's, and the refined query student was fitted
+    against the index of its predictions, so that is the index it must be served with.
+
     Returns the merged keywords, how many items the student wrote, and the student's tag
     (the provenance the synced documents carry: the version holds its keywords)."""
     from cogr_search.generators.students.model import item_text
@@ -151,8 +155,9 @@ def keywords_for_catalog(run: RunDir, round_: int, labelled: dict[str, list[str]
     students = open_students(run, round_, ("item",))
     student = students.sides["item"]
     dataset = load_dataset(Path(data) if data is not None else Path(run.config().data))
-    merged = dict(labelled)
-    todo = [item for item_id, item in dataset.items.items() if item_id not in labelled]
+    refined = bool(students.manifest.get("refined"))
+    merged = {} if refined else dict(labelled)
+    todo = [item for item_id, item in dataset.items.items() if refined or item_id not in labelled]
     for start in range(0, len(todo), batch):
         for item in todo[start : start + batch]:
             merged[item.id] = student.keywords(item_text(item.title, item.description))
