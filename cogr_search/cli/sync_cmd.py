@@ -46,7 +46,8 @@ def _notify(message: str) -> None:
               help="A JSONL keyword file made elsewhere, instead of --run.")
 @click.option("--items", "items", type=click.Choice(["labelled", "all"]), default="labelled", show_default=True,
               help="With --run: all adds the item student's keywords for every item of the run's catalog the "
-                   "teacher did not label (needs `train distill`; the version's model tag is then the student's).")
+                   "teacher did not label (needs `train distill`; the version's model tag is then the student's); "
+                   "refined students (`train distill --refine`) write every item.")
 @click.option("--data", "catalog", type=click.Path(exists=True, path_type=Path), default=None,
               help="With --items all: the catalog whose unlabelled items the student writes [default: the run's data].")
 @runs_dir
@@ -96,7 +97,7 @@ def sync(alias: str, show_status: bool, run_name: str | None, round_: int | None
             from cogr_search.generators.students.distill import keywords_for_catalog
 
             keywords, student_items, model = keywords_for_catalog(run, round_, keywords, catalog)
-            _notify(f"item student {model}: keywords for {student_items} items the teacher did not label")
+            _notify(f"item student {model}: keywords for {student_items} items")
     from cogr_search.cluster.client import connect
     from cogr_search.cluster.sync import prune_versions, sync_keywords
 

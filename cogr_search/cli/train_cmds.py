@@ -282,15 +282,40 @@ def metrics(run_name: str, runs_dir: Path | None, eval_samples: int, item_sample
 @click.option("--model", "backend", type=click.Choice(["auto", "omikuji", "knn"]), default="auto", show_default=True,
               help="omikuji: label trees with linear nodes; knn: the 10 nearest training texts vote; "
                    "auto: knn up to 5,000 training texts a side, omikuji above (benchmarks/expand.md).")
+@click.option("--refine", is_flag=True,
+              help="Then improve the students' targets against the shadow index (query side by greedy F1, item "
+                   "side by positive marginal reward), refit, and save them in round-<r>/students/v1-refined/, "
+                   "which consumers then use; prints held-out F1 of teacher, plain and refined students.")
+@click.option("--refine-rounds", type=click.IntRange(min=1), default=2, show_default=True,
+              help="Co-evolving refinement rounds (query side, then item side, each).")
+@click.option("--item-keep", type=click.Choice(["nonnegative", "positive"]), default="nonnegative", show_default=True,
+              help="--refine's item side: drop keywords whose marginal reward is negative, or keep only positive ones.")
 @json_output
 def distill(run_name: str, round_: int | None, runs_dir: Path | None, seed: int, threads: int, backend: str,
-            as_json: bool) -> None:
+            refine: bool, refine_rounds: int, item_keep: str, as_json: bool) -> None:
     """Fit the round's students (fast keyword expanders, DESIGN.md section 5) to its teacher
-    keyword files and save them in round-<r>/students/v1/."""
+    keyword files and save them in round-<r>/students/v1/ (with --refine, also v1-refined/)."""
     from cogr_search.generators.students.distill import distill_run
     from cogr_search.runs.run_dir import RunDir
 
     run = RunDir.open(run_name, runs_dir)
+    if refine:
+        from cogr_search.generators.students.refine import refine_run
+
+        with run.lock():
+            plain, refined, figures = refine_run(run, round_, refine_rounds, item_keep=item_keep, backend=backend, seed=seed,
+                                                 threads=threads, echo=lambda line: click.echo(line, err=True))
+        manifest = refined.manifest
+        if as_json:
+            emit_json({"run": str(run.root), "round": manifest["round"], "model": manifest["model"],
+                       "version": manifest["version"], "refined": manifest["refined"], "heldout": figures,
+                       "sides": manifest["sides"], "tags": {side: refined.tag(side) for side in refined.sides}})
+            return
+        click.echo(f"refined students of run {run.name} round {manifest['round']}: "
+                   f"{run.round_dir(manifest['round']) / 'students' / manifest['version']}")
+        click.echo("held-out F1 (shadow): " + ", ".join(f"{k} {v}" for k, v in figures.items() if k.endswith("_f1")
+                                                         or "_f1_" in k))
+        return
     with run.lock():
         students = distill_run(run, round_, backend=backend, seed=seed, threads=threads,
                                echo=lambda line: click.echo(line, err=True))

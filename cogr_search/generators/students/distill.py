@@ -14,6 +14,7 @@ contains has no example to learn it from.
 from __future__ import annotations
 
 import hashlib
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 
@@ -22,14 +23,19 @@ from cogr_search.errors import CogrError, InputError
 from cogr_search.generators.students import backends
 from cogr_search.generators.students.fit import fit_side
 from cogr_search.generators.students.model import item_text
-from cogr_search.generators.students.store import VERSION, Students, load_students, read_manifest, save_students
+from cogr_search.generators.students.store import REFINED_VERSION, VERSION, Students, load_students, read_manifest, save_students
 from cogr_search.keywords import keyword_set, term
 from cogr_search.runs.keyword_files import read_keyword_file
 from cogr_search.runs.run_dir import RunDir, now_iso, read_json
 
 
-def students_folder(run: RunDir, round_: int) -> Path:
-    return run.round_dir(round_) / "students" / VERSION
+def students_folder(run: RunDir, round_: int, refined: bool | None = None) -> Path:
+    """The round's students folder: `v1-refined/` when it holds students and `refined` is
+    None (consumers take refined students whenever `--refine` made them), else `v1/`."""
+    base = run.round_dir(round_) / "students"
+    if refined or (refined is None and (base / REFINED_VERSION / "manifest.json").is_file()):
+        return base / REFINED_VERSION
+    return base / VERSION
 
 
 def has_students(run: RunDir, round_: int) -> bool:
@@ -122,7 +128,9 @@ def distill_run(run: RunDir, round_: int | None = None, *, backend: str = backen
         "teacher": {"query_keywords": _sha(query_file), "item_keywords": _sha(item_file)},
         "sides": {side: report.as_dict() for side, report in reports.items()},
     }
-    students = save_students(students_folder(run, round_), sides, manifest)
+    students = save_students(students_folder(run, round_, refined=False), sides, manifest)
+    # refined students were made from the v1 just replaced: stale, so consumers must not prefer them
+    shutil.rmtree(students_folder(run, round_, refined=True), ignore_errors=True)
     run.mark_done(f"round-{round_}/students", version=VERSION, model=backend,
                   sides={side: report.as_dict() for side, report in reports.items()})
     for side, report in reports.items():
@@ -136,6 +144,10 @@ def keywords_for_catalog(run: RunDir, round_: int, labelled: dict[str, list[str]
     """The teacher's item keywords, plus the item student's for every item of the
     catalog (`data`, default the run's own) the teacher did not label (`sync --items all`).
 
+    Refined students (`--refine`) write every item, labelled ones too: their item
+    student's targets replaced the teacher's, and the refined query student was fitted
+    against the index of its predictions, so that is the index it must be served with.
+
     Returns the merged keywords, how many items the student wrote, and the student's tag
     (the provenance the synced documents carry: the version holds its keywords)."""
     from cogr_search.generators.students.model import item_text
@@ -143,8 +155,9 @@ def keywords_for_catalog(run: RunDir, round_: int, labelled: dict[str, list[str]
     students = open_students(run, round_, ("item",))
     student = students.sides["item"]
     dataset = load_dataset(Path(data) if data is not None else Path(run.config().data))
-    merged = dict(labelled)
-    todo = [item for item_id, item in dataset.items.items() if item_id not in labelled]
+    refined = bool(students.manifest.get("refined"))
+    merged = {} if refined else dict(labelled)
+    todo = [item for item_id, item in dataset.items.items() if refined or item_id not in labelled]
     for start in range(0, len(todo), batch):
         for item in todo[start : start + batch]:
             merged[item.id] = student.keywords(item_text(item.title, item.description))

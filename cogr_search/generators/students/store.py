@@ -2,7 +2,8 @@
 
 The folder is written whole into a temporary sibling and renamed into place, so a reader
 sees the previous students or the new ones, never a mix; the manifest (written last,
-inside) is what makes a folder a set of students. `v1` is the format: a later format
+inside) is what makes a folder a set of students. `v1-refined/` (same format) holds
+refined students when `--refine` made them. `v1` is the format: a later format
 gets its own folder beside it, and a reader refuses what it does not know.
 
 Loading and saving again reproduces every file byte for byte (the manifest is kept as
@@ -25,6 +26,9 @@ from cogr_search.generators.students.model import SideStudent
 from cogr_search.keywords import NORMALIZATION_VERSION
 
 VERSION = "v1"
+REFINED_VERSION = "v1-refined"
+"""`train distill --refine`'s students, beside the plain ones in the same format; a reader
+takes them when present (`distill.students_folder`): they were made from that v1."""
 FORMAT = 1
 MANIFEST = "manifest.json"
 SIDES = ("query", "item")
