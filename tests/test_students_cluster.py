@@ -111,3 +111,25 @@ def test_enrich_sync_eval_and_search_with_the_students(run, opensearch_url: str,
     assert found.exit_code == 0, found.output
     hits = json.loads(found.stdout)
     assert hits["expander"] == "student" and hits["hits"]
+
+
+def test_sync_of_a_refined_round_writes_every_item_from_the_item_student(
+        tmp_path: Path, opensearch_url: str, opensearch_cluster, index_name: str) -> None:  # noqa: ANN001
+    """A refined query student was fitted against the refined item student's keywords: a
+    plain `sync --run` serves those for every item, not the teacher's, and says so."""
+    from cogr_search.generators.students.refine import refine_run
+
+    run = make_keyword_run(tmp_path, "refined")
+    _, refined, _ = refine_run(run, 0, rounds=1, threads=1, echo=lambda line: None)
+    dataset = load_dataset(sample_catalog_path())
+    assert _cli(["ingest", str(sample_catalog_path()), "--index", index_name], opensearch_url).exit_code == 0
+    synced = _cli(["sync", "--index", index_name, "--run", str(run.root), "--json"], opensearch_url)
+    assert synced.exit_code == 0, synced.output
+    assert "refined students" in synced.stderr
+    payload = json.loads(synced.stdout)
+    assert payload["student_items"] == len(dataset.items) and payload["with_keywords"] == len(dataset.items)
+    taught = next(iter(read_keyword_file(run.item_keywords_path(0))))
+    item = dataset.items[taught]
+    predicted = refined.sides["item"].keywords(item_text(item.title, item.description))
+    assert _source(opensearch_cluster, index_name, taught)[KEYWORDS] == representation(predicted, item.title, 30)
+    assert _source(opensearch_cluster, index_name, taught)[MODEL] == refined.tag("item")

@@ -44,10 +44,11 @@ def _notify(message: str) -> None:
 @click.option("--round", "round_", type=int, default=None, help="Round of the run (default: its latest complete one).")
 @click.option("--item-keywords", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
               help="A JSONL keyword file made elsewhere, instead of --run.")
-@click.option("--items", "items", type=click.Choice(["labelled", "all"]), default="labelled", show_default=True,
+@click.option("--items", "items", type=click.Choice(["labelled", "all"]), default=None,
               help="With --run: all adds the item student's keywords for every item of the run's catalog the "
                    "teacher did not label (needs `train distill`; the version's model tag is then the student's); "
-                   "refined students (`train distill --refine`) write every item.")
+                   "refined students (`train distill --refine`) write every item. [default: all when the round "
+                   "has refined students (their query student was fitted against their item keywords), else labelled]")
 @click.option("--data", "catalog", type=click.Path(exists=True, path_type=Path), default=None,
               help="With --items all: the catalog whose unlabelled items the student writes [default: the run's data].")
 @runs_dir
@@ -68,6 +69,8 @@ def sync(alias: str, show_status: bool, run_name: str | None, round_: int | None
         return
     if (run_name is None) == (item_keywords is None):
         raise click.UsageError("give either --run RUN [--round R] or --item-keywords FILE")
+    if items is None:
+        items = _default_items(run_name, round_, runs_dir)
     if items == "all" and run_name is None:
         raise click.UsageError("--items all needs --run RUN (its item student writes the missing items' keywords)")
     if catalog is not None and items != "all":
@@ -118,6 +121,23 @@ def sync(alias: str, show_status: bool, run_name: str | None, round_: int | None
         f"{result.deleted_documents} deleted during the copy; writes refused {result.freeze_s:.2f}s; "
         f"pruned {len(pruned)} old version(s)"
     )
+
+
+def _default_items(run_name: str | None, round_: int | None, runs_dir: Path | None) -> str:
+    """`all` for a round with refined students, else `labelled`: a refined query student
+    was fitted against the refined item student's keywords, so serving it against the
+    teacher's item keywords would serve another index than the one it was refined on."""
+    if run_name is None:
+        return "labelled"
+    from cogr_search.generators.students.distill import students_folder
+    from cogr_search.generators.students.store import REFINED_VERSION
+    from cogr_search.runs.run_dir import RunDir
+
+    run = RunDir.open(run_name, runs_dir)
+    if students_folder(run, run.require_round(round_)).name != REFINED_VERSION:
+        return "labelled"
+    _notify("the round has refined students: every item gets the item student's keywords (--items all)")
+    return "all"
 
 
 def _print_status(alias: str, opensearch_url: str | None, as_json: bool) -> None:
