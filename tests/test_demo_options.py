@@ -20,7 +20,7 @@ def test_flags_not_given_keep_the_preset() -> None:
                            query_context=None)
     assert options == DemoOptions()
     phase2 = options.phase2()
-    assert (phase2.rounds, phase2.query.max_steps, phase2.item.max_steps) == (1, 12, 12)
+    assert (phase2.rounds, phase2.query.max_steps, phase2.item.max_steps) == (1, 8, 8)
     assert phase2.query.lora and phase2.query.learning_rate == 2e-4 and phase2.item.top_k == 20
     phase1 = options.phase1(Path("data"), Path("model"))
     assert (phase1.sft.max_steps, phase1.sft.train_layers, phase1.item_keywords, phase1.val_fraction) == (20, 8, 8, 0.25)

@@ -80,3 +80,48 @@ def test_full_sft_teaches_the_raw_model_the_keyword_list_format(tmp_path: Path) 
     train_sft(ensure_default_model(), _examples(), tmp_path / "item", config, progress=False)
     trained = _item_outputs(tmp_path / "item", unseen)
     assert sum(map(_is_keyword_list, trained)) >= 3, trained
+
+
+class LinearOutputDtypes(TrainerCallback):
+    """Records the dtype of every decoder linear layer's output during training steps."""
+
+    def __init__(self) -> None:
+        self.dtypes: set = set()
+        self.handles: list = []
+
+    def on_train_begin(self, args, state, control, model=None, **kwargs):  # noqa: ANN001, ANN201 - transformers API
+        import torch
+
+        for module in model.modules():
+            if isinstance(module, torch.nn.Linear):
+                self.handles.append(module.register_forward_hook(lambda _m, _i, out: self.dtypes.add(out.dtype)))
+        return control
+
+    def on_train_end(self, args, state, control, **kwargs):  # noqa: ANN001, ANN201
+        for handle in self.handles:
+            handle.remove()
+        return control
+
+
+@pytest.mark.parametrize(("precision", "expected"), [("bf16", "torch.bfloat16"), ("fp32", "torch.float32")])
+def test_precision_sets_the_arithmetic_of_training_steps(
+    tmp_path: Path, tiny_model: Path, precision: str, expected: str
+) -> None:
+    """`precision: bf16` trains under bf16 autocast with float32 weights (what `auto` picks on
+    CPUs with native bf16); `fp32` keeps every matmul in float32. The saved weights stay float32."""
+    from safetensors import safe_open
+
+    seen = LinearOutputDtypes()
+    config = SFTConfig(max_steps=1, batch_size=2, max_length=96, save_steps=100, logging_steps=1, precision=precision)
+    train_sft(tiny_model, _examples(), tmp_path / "item", config, progress=False, callbacks=[seen])
+    assert {str(d) for d in seen.dtypes} == {expected}
+    with safe_open(str(tmp_path / "item" / "model.safetensors"), "pt") as weights:
+        assert {str(weights.get_tensor(k).dtype) for k in weights.keys()} == {"torch.float32"}
+
+
+def test_auto_precision_follows_the_cpu() -> None:
+    from cogr_search.generators.hf_backend import cpu_has_fast_bf16
+    from cogr_search.training.checkpoints import bf16_training
+
+    assert bf16_training("auto") is cpu_has_fast_bf16()
+    assert bf16_training("fp32") is False and bf16_training("bf16") is True

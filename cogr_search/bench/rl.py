@@ -18,6 +18,7 @@ from pathlib import Path
 from cogr_search.generators.threads import configure_torch_threads
 from cogr_search.runs.config import GRPOSideConfig, Phase2Config
 from cogr_search.runs.run_dir import RunDir
+from cogr_search.training.checkpoints import bf16_training
 
 
 def _step_timer():  # noqa: ANN202 - a transformers TrainerCallback
@@ -95,5 +96,7 @@ def run(run_name: str, runs_dir: Path | None, steps: int, config: GRPOSideConfig
         "lora": side_config.lora,
         "lora_layers": side_config.lora_layers if side_config.lora else None,
         "train_layers": None if side_config.lora else side_config.train_layers,
+        "precision": side_config.precision,
+        "bf16": bf16_training(side_config.precision),
         **{f"{side}_{key}": value for side, figures in result.items() for key, value in figures.items()},
     }

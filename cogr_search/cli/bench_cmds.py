@@ -163,9 +163,12 @@ def generate_bench(model: str | None, data: Path | None, backend: str, dtype: st
 @click.option("--lora", is_flag=True, help="Train LoRA adapters (the demo's GRPO) instead of the top blocks.")
 @click.option("--lora-layers", type=int, default=0, show_default=True,
               help="With --lora: adapters in the top N decoder blocks only (0: all).")
+@click.option("--precision", type=click.Choice(["auto", "bf16", "fp32"]), default="auto", show_default=True,
+              help="Training arithmetic (auto: bf16 autocast on GPUs and CPUs with native bf16).")
 @json_output
 def rl_bench(run_name: str, runs_dir: Path | None, steps: int, num_generations: int, prompts_per_step: int,
-             max_completion_length: int, train_layers: int, lora: bool, lora_layers: int, as_json: bool) -> None:
+             max_completion_length: int, train_layers: int, lora: bool, lora_layers: int, precision: str,
+             as_json: bool) -> None:
     """GRPO steps/s, completions/s and the rewards' share of step time, both sides."""
     import contextlib
     import sys
@@ -176,7 +179,7 @@ def rl_bench(run_name: str, runs_dir: Path | None, steps: int, num_generations: 
     config = GRPOSideConfig(
         learning_rate=1e-5, num_generations=num_generations, prompts_per_step=prompts_per_step,
         max_completion_length=max_completion_length, train_layers=train_layers, lora=lora,
-        lora_layers=lora_layers,
+        lora_layers=lora_layers, precision=precision,
     )
     with contextlib.redirect_stdout(sys.stderr):
         result = rl.run(run_name, runs_dir, steps, config)

@@ -43,7 +43,7 @@ def demo_options(index: str, run_name: str, runs_dir: Path | None, **flags: obje
 @click.option("--sft-steps", type=int, default=None, help="SFT optimizer steps per generator (default: the demo's).")
 @click.option("--rl-rounds", type=int, default=None, help="Phase 2 rounds (default: 1; 0 skips RL).")
 @click.option("--rl-steps", type=click.IntRange(min=1), default=None,
-              help="GRPO steps per side and round (default: 12, the 15-minute budget; 48: held-out F1 rose, "
+              help="GRPO steps per side and round (default: 8, the 15-minute budget; 48: held-out F1 rose, "
                    "0.225 -> 0.285, in 31 minutes; docs/training.md).")
 @click.option("--query-context", default=None,
               help="bm25:K: the query prompt shows the titles of the query's top-K BM25 hits (bm25:5: better "
@@ -78,6 +78,6 @@ def demo(index: str, run_name: str, runs_dir: Path | None, sft_steps: int | None
                    f"-> {st['student']['keywords']}; LLM {st['llm']['cold_ms']:.0f} ms -> {st['llm']['keywords']}")
     click.echo(f"\nreport: {result.report_path}   run: {result.run}   index: {result.index} at {result.url}")
     click.echo("note: each CoGR row scores one sample of query keywords against one sample of item keywords; on\n"
-               "40 queries one sample moves F1 by up to +-0.05, as much as 12 GRPO steps a side do (--rl-steps 48\n"
+               "40 queries one sample moves F1 by up to +-0.05, as much as 8-12 GRPO steps a side do (--rl-steps 48\n"
                "shows more). Compare phases by the mean over samples:\n"
                f"cogr-search train metrics --run {result.run} --eval-samples 4 --item-samples 3")

@@ -60,6 +60,7 @@ SFT_FLAGS = [
     flag("--lora-alpha", "sft.lora_alpha"),
     flag("--lora-layers", "sft.lora_layers"),
     flag("--train-layers", "sft.train_layers"),
+    flag("--precision", "sft.precision"),
     flag("--save-steps", "sft.save_steps"),
 ]
 """`train sft`'s flags, each setting the `Phase1Config` fields it names."""
@@ -158,6 +159,8 @@ RL_FLAGS = [
     flag("--lora/--full", "query.lora", "item.lora", help="LoRA adapters (merged on save) or full fine-tuning."),
     flag("--lora-layers", "query.lora_layers", "item.lora_layers",
          help="With --lora: adapters in the top N decoder blocks only (0: all)."),
+    flag("--precision", "query.precision", "item.precision", help="Training arithmetic of both sides (auto: bf16 "
+         "mixed precision on GPUs and CPUs with native bf16, else fp32)."),
     flag("--scale-rewards", "query.scale_rewards", "item.scale_rewards", help="How GRPO scales advantages."),
     flag("--temperature", "query.temperature", "item.temperature", help="Rollout sampling temperature."),
     flag("--top-p", "query.top_p", "item.top_p", help="Rollout nucleus cut (1: none)."),

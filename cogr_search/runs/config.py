@@ -16,8 +16,16 @@ from cogr_search.errors import InputError
 from cogr_search.keywords import DEFAULT_K_MAX, NORMALIZATION_VERSION
 
 LORA_LAYERS_HELP = "With lora: adapters in the top N decoder blocks only (0: every block); a CPU cap like train_layers."
-# Fields a resumed run may change: they affect speed, not what is produced.
-RESUMABLE_CHANGES = frozenset({"generation.batch_size", "generation.backend", "generation.dtype", "context_index"})
+PRECISION_HELP = (
+    "Training arithmetic. auto: bf16 mixed precision on a GPU and on CPUs with native bf16 dot products "
+    "(about 1.7x faster steps there, float32 master weights), else float32."
+)
+Precision = Literal["auto", "bf16", "fp32"]
+# Fields a resumed run may change: they affect speed (and, like a dtype, the last bits of
+# the arithmetic), not what the run is.
+RESUMABLE_CHANGES = frozenset(
+    {"generation.batch_size", "generation.backend", "generation.dtype", "context_index", "sft.precision"}
+)
 
 
 class _Strict(BaseModel):
@@ -69,6 +77,7 @@ class SFTConfig(_Strict):
     lora_layers: int = Field(default=0, ge=0, description=LORA_LAYERS_HELP)
     activation_checkpointing: bool = Field(default=False, description="Saves memory, costs ~30% time.")
     train_layers: int = Field(default=0, ge=0, description="Train only the top N decoder blocks (0: all); a CPU cap.")
+    precision: Precision = Field(default="auto", description=PRECISION_HELP)
     save_steps: int = Field(default=200, ge=1, description="Trainer checkpoint interval, for resuming mid-SFT.")
     logging_steps: int = Field(default=10, ge=1)
     seed: int = 0
@@ -140,6 +149,7 @@ class GRPOSideConfig(_Strict):
     lora_dropout: float = Field(default=0.05, ge=0, lt=1)
     lora_layers: int = Field(default=0, ge=0, description=LORA_LAYERS_HELP)
     train_layers: int = Field(default=0, ge=0, description="Train only the top N decoder blocks (0: all); a CPU cap.")
+    precision: Precision = Field(default="auto", description=PRECISION_HELP)
     save_steps: int = Field(default=50, ge=1, description="Trainer checkpoint interval, for resuming mid-phase.")
     screen: bool = Field(
         default=False,
@@ -179,7 +189,7 @@ class Phase2Config(_Document):
 
 
 # Fields a resumed Phase 2 may change: speed, measurement, or more rounds after the ones done.
-RL_RESUMABLE_CHANGES = RESUMABLE_CHANGES | {"rounds", "eval_samples", "item_samples"}
+RL_RESUMABLE_CHANGES = RESUMABLE_CHANGES | {"rounds", "eval_samples", "item_samples", "query.precision", "item.precision"}
 
 
 def config_differences(old: dict, new: dict, prefix: str = "") -> list[str]:

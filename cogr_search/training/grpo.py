@@ -3,8 +3,8 @@
 The caller hands over the prompts (chat messages plus the id column its reward reads)
 and a reward function in trl's shape (`rewards.py`); this module owns the trainer
 settings: no KL term and no reference model (paper Table 6), the rollout sampling of
-Table 5 (temperature 1, no top-p/top-k cut), CPU-friendly defaults (float32, no
-gradient checkpointing), and the same checkpoint/resume/atomic-save behaviour as SFT
+Table 5 (temperature 1, no top-p/top-k cut), CPU-friendly defaults (float32 weights,
+bf16 autocast where the CPU has native bf16, no gradient checkpointing), and the same checkpoint/resume/atomic-save behaviour as SFT
 (`checkpoints.py`). On a GPU with the `gpu` extra, rollouts run on vLLM (colocated).
 """
 
@@ -21,6 +21,7 @@ from cogr_search.errors import CogrError
 from cogr_search.generators.backend import vllm_unavailable_reason
 from cogr_search.generators.threads import configure_torch_threads
 from cogr_search.training.checkpoints import (
+    bf16_training,
     freeze_lower_layers,
     latest_checkpoint,
     lora_config,
@@ -96,8 +97,11 @@ def train_grpo(
     if tokenizer.pad_token is None:
         tokenizer.pad_token = tokenizer.eos_token
     tokenizer.padding_side = "left"
-    bf16 = on_gpu and torch.cuda.is_bf16_supported()
-    model = AutoModelForCausalLM.from_pretrained(str(model_path), dtype=torch.bfloat16 if bf16 else torch.float32)
+    bf16 = bf16_training(config.precision)
+    # a GPU holds the weights in bf16 (as before); a CPU keeps float32 weights under autocast
+    model = AutoModelForCausalLM.from_pretrained(
+        str(model_path), dtype=torch.bfloat16 if bf16 and on_gpu else torch.float32
+    )
     freeze_lower_layers(model, None if config.lora else config.train_layers)
     args = GRPOConfig(
         use_cpu=not on_gpu,

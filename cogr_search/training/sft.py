@@ -21,6 +21,7 @@ from cogr_search.errors import CogrError
 from cogr_search.generators.prompts import Message
 from cogr_search.generators.threads import configure_torch_threads
 from cogr_search.training.checkpoints import (
+    bf16_training,
     freeze_lower_layers,
     latest_checkpoint,
     lora_config,
@@ -91,7 +92,7 @@ def train_sft(
     )
     args = TrlSFTConfig(
         use_cpu=not on_gpu,
-        bf16=on_gpu and torch.cuda.is_bf16_supported(),
+        bf16=bf16_training(config.precision),
         per_device_train_batch_size=config.batch_size,
         gradient_accumulation_steps=config.gradient_accumulation_steps,
         learning_rate=config.learning_rate,
