@@ -12,31 +12,13 @@ from __future__ import annotations
 
 import statistics
 import tempfile
-import time
 from pathlib import Path
 
+from cogr_search.bench.step_timer import step_seconds, step_timer
 from cogr_search.generators.threads import configure_torch_threads
 from cogr_search.runs.config import GRPOSideConfig, Phase2Config
 from cogr_search.runs.run_dir import RunDir
 from cogr_search.training.checkpoints import bf16_training
-
-
-def _step_timer():  # noqa: ANN202 - a transformers TrainerCallback
-    from transformers import TrainerCallback
-
-    class StepTimer(TrainerCallback):
-        """Wall-clock time at the start of training and at every step end."""
-
-        def __init__(self) -> None:
-            self.marks: list[float] = []
-
-        def on_train_begin(self, args, state, control, **kwargs):  # noqa: ANN001, ANN201
-            self.marks = [time.perf_counter()]
-
-        def on_step_end(self, args, state, control, **kwargs):  # noqa: ANN001, ANN201
-            self.marks.append(time.perf_counter())
-
-    return StepTimer()
 
 
 def _measure_side(ctx, side: str, config: GRPOSideConfig, out: Path) -> dict:  # noqa: ANN001 - phase2 context
@@ -46,7 +28,7 @@ def _measure_side(ctx, side: str, config: GRPOSideConfig, out: Path) -> dict:  #
     # round 1 of the run: the query side against round 0's items, the item side against
     # round 0's query keywords (standing in for the ones round 1's query phase would write)
     rows, reward = query_side(ctx, 1) if side == "query" else item_side(ctx, 1, query_round=0)
-    timer = _step_timer()
+    timer = step_timer()
     reward_marks: list[float] = []
     inner = reward.__call__
 
@@ -58,8 +40,7 @@ def _measure_side(ctx, side: str, config: GRPOSideConfig, out: Path) -> dict:  #
     timed_reward.__name__ = reward.__name__
     trained = train_grpo(ctx.run.checkpoint_path(0, side), rows, timed_reward, out / side, config, progress=False,
                          callbacks=[timer])
-    steps = [b - a for a, b in zip(timer.marks, timer.marks[1:])]
-    measured = steps[1:] or steps
+    measured = step_seconds(timer)
     reward_seconds = (reward_marks[-1] - reward_marks[0]) if len(reward_marks) > 1 else reward.seconds
     completions_per_step = config.prompts_per_step * config.num_generations * config.gradient_accumulation_steps
     step_s = statistics.median(measured)

@@ -186,6 +186,31 @@ def rl_bench(run_name: str, runs_dir: Path | None, steps: int, num_generations: 
     _print(result, as_json)
 
 
+@bench.command("sft")
+@click.option("--run", "run_name", default="demo", show_default=True, help="A run with Phase 1's SFT inputs (e.g. the demo's).")
+@runs_dir
+@click.option("--side", type=click.Choice(["item", "query"]), default="item", show_default=True)
+@click.option("--steps", type=click.IntRange(min=2), default=5, show_default=True, help="SFT steps per pass.")
+@click.option("--precision", "precisions", default="fp32,auto,fp32,auto", show_default=True,
+              help="Passes, timed alternately: comma-separated auto, bf16 or fp32.")
+@json_output
+def sft_bench(run_name: str, runs_dir: Path | None, side: str, steps: int, precisions: str, as_json: bool) -> None:
+    """SFT step seconds per precision pass, with the run's own examples and SFT settings."""
+    import contextlib
+    import sys
+
+    from cogr_search.bench import sft
+
+    chosen = [p.strip() for p in precisions.split(",") if p.strip()]
+    unknown = sorted(set(chosen) - {"auto", "bf16", "fp32"})
+    if not chosen or unknown:
+        raise click.BadParameter(f"expected auto, bf16 or fp32, got {', '.join(unknown) or 'nothing'}",
+                                 param_hint="--precision")
+    with contextlib.redirect_stdout(sys.stderr):
+        result = sft.run(run_name, runs_dir, side, steps, chosen)
+    _print(result, as_json)
+
+
 @bench.command("search")
 @click.option("--index", "alias", required=True, help="Alias with synced (or enriched) keywords.")
 @click.option("--run", "run_name", required=True, help="Run whose query generator the service serves.")

@@ -246,29 +246,42 @@ def _sft(ctx: _Context, side: str, examples: list) -> dict:
 
 
 def _step_sft_item(ctx: _Context) -> dict:
-    from cogr_search.training.sft import SFTExample
-
-    base = read_keyword_file(ctx.run.base_item_keywords_path)
-    m = ctx.config.item_keywords
-    examples = [
-        SFTExample(ctx.prompts.item_messages(item.title, item.description, m), assistant_text(base[item.id]))
-        for item in ctx.items()
-        if base.get(item.id)
-    ]
-    return _sft(ctx, "item", examples)
+    return _sft(ctx, "item", _sft_examples(ctx, "item"))
 
 
 def _step_sft_query(ctx: _Context) -> dict:
+    return _sft(ctx, "query", _sft_examples(ctx, "query"))
+
+
+def _sft_examples(ctx: _Context, side: str) -> list:
+    """One side's SFT examples: item prompts with the base model's keywords, or training
+    query prompts with their pooled targets."""
     from cogr_search.training.sft import SFTExample
 
+    if side == "item":
+        base = read_keyword_file(ctx.run.base_item_keywords_path)
+        m = ctx.config.item_keywords
+        return [
+            SFTExample(ctx.prompts.item_messages(item.title, item.description, m), assistant_text(base[item.id]))
+            for item in ctx.items()
+            if base.get(item.id)
+        ]
     targets = read_keyword_file(ctx.run.query_targets_path)
     queries = [q for q in ctx.queries("train_queries") if targets.get(q.id)]
-    examples = [
+    return [
         SFTExample(request.conversation, assistant_text(targets[query.id]))
         for query, request in zip(queries, query_requests(ctx.prompts, queries, ctx.config.query_top_n,
                                                           context=ctx.context()))
     ]
-    return _sft(ctx, "query", examples)
+
+
+def sft_examples(run: RunDir, side: str) -> list:
+    """The SFT examples Phase 1 of `run` trained its `side` generator on (its base keywords
+    or query targets must exist): what `bench sft` times steps on."""
+    config = run.config()
+    dataset = load_dataset(Path(config.data), config.relevance_threshold)
+    ctx = _Context(config, run, load_prompts(run.prompts_path), dataset, progress=False, echo=_stderr)
+    return _sft_examples(ctx, side)
 
 
 def _step_item_keywords(ctx: _Context) -> dict:
