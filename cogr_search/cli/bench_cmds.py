@@ -187,7 +187,8 @@ def rl_bench(run_name: str, runs_dir: Path | None, steps: int, num_generations: 
 
 
 @bench.command("sft")
-@click.option("--run", "run_name", default="demo", show_default=True, help="A run with Phase 1's SFT inputs (e.g. the demo's).")
+@click.option("--run", "run_name", default="demo", show_default=True,
+              help="A run with Phase 1's SFT inputs (e.g. the demo's).")
 @runs_dir
 @click.option("--side", type=click.Choice(["item", "query"]), default="item", show_default=True)
 @click.option("--steps", type=click.IntRange(min=2), default=5, show_default=True, help="SFT steps per pass.")
