@@ -18,7 +18,8 @@ from cogr_search.keywords import DEFAULT_K_MAX, NORMALIZATION_VERSION
 LORA_LAYERS_HELP = "With lora: adapters in the top N decoder blocks only (0: every block); a CPU cap like train_layers."
 PRECISION_HELP = (
     "Training arithmetic. auto: bf16 mixed precision on a GPU and on CPUs with native bf16 dot products "
-    "(about 1.7x faster steps there, float32 master weights), else float32."
+    "(float32 master weights; the demo's SFT steps took 0.64-0.85x their float32 time, benchmarks/sft.md), "
+    "else float32."
 )
 Precision = Literal["auto", "bf16", "fp32"]
 # Fields a resumed run may change: they affect speed (and, like a dtype, the last bits of

@@ -4,8 +4,8 @@ The caller hands over the prompts (chat messages plus the id column its reward r
 and a reward function in trl's shape (`rewards.py`); this module owns the trainer
 settings: no KL term and no reference model (paper Table 6), the rollout sampling of
 Table 5 (temperature 1, no top-p/top-k cut), CPU-friendly defaults (float32 weights,
-bf16 autocast where the CPU has native bf16, no gradient checkpointing), and the same checkpoint/resume/atomic-save behaviour as SFT
-(`checkpoints.py`). On a GPU with the `gpu` extra, rollouts run on vLLM (colocated).
+bf16 autocast where the CPU has native bf16, no gradient checkpointing), and the same
+checkpoint/resume/atomic-save behaviour as SFT (`checkpoints.py`). On a GPU with the `gpu` extra, rollouts run on vLLM (colocated).
 """
 
 from __future__ import annotations
