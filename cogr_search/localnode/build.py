@@ -40,8 +40,9 @@ def plugins_dir() -> Path:
 
 
 def launcher_jar(engine: Launcher = OPENSEARCH) -> Path:
-    """Where the Maven build puts the launcher (its dependencies are in ``lib/`` beside it);
-    each OpenSearch line has its own build folder (``target/``, ``target-os3/``)."""
+    """Where the Maven build puts the launcher (its dependencies are in ``lib/`` beside it),
+    or for a stock launcher the plugin zip; each line has its own build folder
+    (``target/``, ``target-os3/``)."""
     return plugins_dir() / engine.module / engine.build_dir / engine.jar_name
 
 
@@ -81,8 +82,8 @@ def check_plugin_line(engine: Launcher) -> None:
     (NoSuchMethodError on a generic thread). The launcher checks this too; failing here
     says it before a JVM starts.
     """
-    if engine.engine.name != "opensearch":
-        return
+    if engine.engine.name != "opensearch" or engine.stock:
+        return  # a plugin zip names its version, and the plugin tool refuses another
     lib = launcher_jar(engine).parent / "lib"
     built, server = plugin_build_version(lib), server_version(lib)
     if built is None or built != server:
@@ -106,7 +107,12 @@ def _build_inputs(root: Path, engine: Launcher) -> Iterator[Path]:
 def _needs_build(engine: Launcher) -> bool:
     jar = launcher_jar(engine)
     lib = jar.parent / "lib"
-    if not jar.is_file() or not lib.is_dir() or not any(lib.glob(engine.server_jar_glob)):
+    if not jar.is_file():
+        return True
+    if engine.stock:
+        built = jar.stat().st_mtime
+        return any(p.stat().st_mtime > built for p in _build_inputs(plugins_dir(), engine))
+    if not lib.is_dir() or not any(lib.glob(engine.server_jar_glob)):
         return True
     # A plugin jar from before engine lines (no build info) or for another version: rebuild.
     if engine.engine.name == "opensearch" and plugin_build_version(lib) != server_version(lib):
@@ -158,7 +164,7 @@ def ensure_built(quiet: bool = True, engine: Launcher = OPENSEARCH) -> Path:
         cmd += [*engine.maven_args, "-DskipTests", "package"]
         if quiet:
             cmd.insert(1, "-q")
-        rc = _run_logged(cmd, log_path, echo=not quiet, env=jdk.env() if jdk is not None else None)
+        rc = run_logged(cmd, log_path, echo=not quiet, env=jdk.env() if jdk is not None else None)
         if rc != 0:
             raise LocalNodeError(f"Maven build of {root} failed (exit {rc}); see {log_path}")
         if not jar.is_file():
@@ -170,7 +176,7 @@ def ensure_built(quiet: bool = True, engine: Launcher = OPENSEARCH) -> Path:
     return jar
 
 
-def _run_logged(cmd: list[str], log_path: Path, echo: bool, env: dict[str, str] | None = None) -> int:
+def run_logged(cmd: list[str], log_path: Path, echo: bool, env: dict[str, str] | None = None) -> int:
     """Run ``cmd`` (in ``env``, default this process's), writing its output to ``log_path`` (and stderr if ``echo``)."""
     log_path.parent.mkdir(parents=True, exist_ok=True)
     deadline = time.monotonic() + BUILD_TIMEOUT_S

@@ -51,6 +51,15 @@ class Launcher:
     build_dir: str = "target"
     maven_args: tuple[str, ...] = ()
     java_release: int = 17
+    distribution: tuple[str, str, str] | None = None
+    assemble_modules: bool = False
+    java_home_variable: str = "JAVA_HOME"
+    plugin_tool: str = ""
+
+    @property
+    def stock(self) -> bool:
+        """Whether the node is the stock distribution (else the classpath launcher)."""
+        return self.distribution is not None
 
     @property
     def name(self) -> str:
@@ -71,27 +80,39 @@ class Launcher:
         return self.modules[-1]
 
 
+# The version of the project's Maven modules (plugins/pom.xml), in the plugin zip's name.
+PLUGIN_VERSION = "0.1.0-SNAPSHOT"
+OPENSEARCH_DISTRIBUTION = "org.opensearch.distribution.integ-test-zip"
+
+# OpenSearch runs as its stock distribution, with the cogr plugin zip installed.
 OPENSEARCH = Launcher(
     engine=engines.OPENSEARCH,
-    main_class="org.cogr.opensearch.node.LocalNode",
-    modules=("launcher-common", "cogr-plugin", "local-node"),
-    jar_name="local-node.jar",
-    server_jar_glob="opensearch-2.*.jar",
+    main_class="org.opensearch.bootstrap.OpenSearch",
+    modules=("cogr-plugin",),
+    jar_name=f"cogr-search-plugin-{PLUGIN_VERSION}-opensearch-2.19.6.zip",
+    server_jar_glob="",
     default_port=9200,
     key="opensearch",
     line="2.19",
     version="2.19.6",
+    distribution=(OPENSEARCH_DISTRIBUTION, "opensearch", "2.19.6"),
+    # 2.19's integ-test-zip holds transport-netty4 only (plugins/os-modules adds the rest).
+    assemble_modules=True,
+    java_home_variable="OPENSEARCH_JAVA_HOME",
+    plugin_tool="opensearch-plugin",
 )
-# OpenSearch 3.x: the newest 3.x whose server jar and modules resolve (plugins/pom.xml, os3).
+# OpenSearch 3.x: the newest 3.x whose plugin API and distribution resolve (plugins/pom.xml, os3).
 OPENSEARCH_3 = replace(
     OPENSEARCH,
-    server_jar_glob="opensearch-3.*.jar",
+    jar_name=f"cogr-search-plugin-{PLUGIN_VERSION}-opensearch-3.8.0.zip",
     key="opensearch-3",
     line="3.x",
     version="3.8.0",
     build_dir="target-os3",
     maven_args=("-Dopensearch.line=3",),
     java_release=21,
+    distribution=(OPENSEARCH_DISTRIBUTION, "opensearch", "3.8.0"),
+    assemble_modules=False,
 )
 # 9201 (transport 9301) by default, so that both local nodes can run side by side.
 ELASTICSEARCH = Launcher(

@@ -36,6 +36,7 @@ from pathlib import Path
 
 import psutil
 
+from cogr_search.localnode import stock
 from cogr_search.localnode.build import check_plugin_line, ensure_built, file_lock
 from cogr_search.localnode.java import jdk_for
 from cogr_search.localnode.launchers import HOST, LAUNCHERS, OPENSEARCH, TRANSPORT_OFFSET, Launcher, LocalNodeError
@@ -103,8 +104,11 @@ def _our_node(record: dict, home: Path) -> psutil.Process | None:
         argv = proc.cmdline()
     except psutil.Error:
         return None
-    if record_engine(record).main_class not in argv:
+    engine = record_engine(record)
+    if engine.main_class not in argv:
         return None
+    if engine.stock:
+        return proc if stock.conf_argument(home) in argv else None
     if "--home" in argv:
         i = argv.index("--home")
         if i + 1 < len(argv):
@@ -233,6 +237,8 @@ def start(
                 "choose another HTTP port"
             )
 
+        if engine.stock:
+            return _launch_stock(home, port, heap, timeout, engine)
         jar = ensure_built(engine=engine)
         check_plugin_line(engine)
         jdk = jdk_for(engine)
@@ -257,7 +263,7 @@ def _check_home_line(home: Path, engine: Launcher) -> None:
         previous = path.read_text().strip()
     except OSError:
         previous = ""
-    if not previous and engine.java_release > 17 and any((home / "data").glob("*")):
+    if not previous and engine.java_release > 17 and any(stock.data_dir(home).glob("*")):
         # Data from before homes were marked: a default line's. A newer line would upgrade it for good.
         raise LocalNodeError(
             f"{home} holds data of a node started before engine lines were recorded (no {path.name}); "
@@ -301,6 +307,37 @@ def _reuse_existing(home: Path, timeout: float) -> NodeInfo | None:
     return None
 
 
+def _launch_stock(home: Path, port: int, heap: str, timeout: float, engine: Launcher) -> NodeInfo:
+    """Start the stock distribution of ``engine`` by its own ``bin/`` script (`stock.py`)."""
+    command = stock.prepare(home, port, heap, engine)
+    out_path = command.logs / "node.out"
+    if out_path.exists():
+        os.replace(out_path, command.logs / "node.out.prev")
+    (home / LINE_FILE).write_text(engine.key + "\n")
+    started = time.monotonic()
+    with open(out_path, "wb") as out:
+        proc = subprocess.Popen(
+            command.argv,
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            cwd=command.cwd,
+            env=command.env,
+            **command.user.popen_args(),
+        )
+    _CHILDREN[proc.pid] = proc
+    url = f"http://{HOST}:{port}"
+    try:
+        _wait_healthy(proc, out_path, port, url, started + timeout, timeout, engine)
+    except BaseException:
+        node = _process(proc.pid)
+        if node is not None:
+            _terminate(node, grace=20.0)
+        raise
+    return _record_started(home, proc, engine, port, url, heap, time.monotonic() - started, user=command.user.name)
+
+
 def _launch(home: Path, port: int, heap: str, timeout: float, java: str, jar: Path, engine: Launcher) -> NodeInfo:
     logs = home / "logs"
     logs.mkdir(parents=True, exist_ok=True)
@@ -341,7 +378,14 @@ def _launch(home: Path, port: int, heap: str, timeout: float, java: str, jar: Pa
         if node is not None:
             _terminate(node, grace=20.0)
         raise
-    start_seconds = time.monotonic() - started
+    return _record_started(home, proc, engine, port, url, heap, time.monotonic() - started)
+
+
+def _record_started(
+    home: Path, proc: subprocess.Popen[bytes], engine: Launcher, port: int, url: str, heap: str, start_seconds: float,
+    user: str | None = None,
+) -> NodeInfo:
+    """Write ``<home>/node.json`` for the node that just became ready, and return its info."""
     record = {
         "pid": proc.pid,
         "engine": engine.name,
@@ -356,9 +400,40 @@ def _launch(home: Path, port: int, heap: str, timeout: float, java: str, jar: Pa
         "heap": heap,
         "transport_port": port + TRANSPORT_OFFSET,
         "version": _version(url),
+        "stock": engine.stock,
     }
+    if user is not None:
+        record["user"] = user
     write_record(home, record)
     return info_from_record(home, record)
+
+
+def _wait_healthy(
+    proc: subprocess.Popen[bytes], out_path: Path, port: int, url: str, deadline: float, timeout: float, engine: Launcher
+) -> None:
+    """Poll until the stock node answers yellow at ``url`` (its script prints no started line)."""
+    while True:
+        _check_alive(proc, out_path, engine)
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise LocalNodeError(
+                f"the {engine.label} node on port {port} did not become ready within {timeout:g}s; "
+                f"last output: {_last_meaningful_line(out_path)} (see {out_path})"
+            )
+        if _health_ok(url, min(2.0, max(remaining, 0.1))):
+            return
+        time.sleep(POLL_INTERVAL_S)
+
+
+def _check_alive(proc: subprocess.Popen[bytes], out_path: Path, engine: Launcher) -> None:
+    """Raise with the node's last log line if it exited while starting."""
+    rc = proc.poll()
+    if rc is not None:
+        _CHILDREN.pop(proc.pid, None)
+        raise LocalNodeError(
+            f"the {engine.label} node exited with status {rc} while starting: "
+            f"{_last_meaningful_line(out_path)} (full output: {out_path})"
+        )
 
 
 def _wait_started(
@@ -367,13 +442,7 @@ def _wait_started(
     """Poll until the started line is out and the cluster is yellow; return the URL."""
     url: str | None = None
     while True:
-        rc = proc.poll()
-        if rc is not None:
-            _CHILDREN.pop(proc.pid, None)
-            raise LocalNodeError(
-                f"the {engine.label} node exited with status {rc} while starting: "
-                f"{_last_meaningful_line(out_path)} (full output: {out_path})"
-            )
+        _check_alive(proc, out_path, engine)
         remaining = deadline - time.monotonic()
         if remaining <= 0:
             raise LocalNodeError(
