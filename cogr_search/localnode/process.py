@@ -1,10 +1,12 @@
 """Starting, finding and stopping a real single-node OpenSearch or Elasticsearch on 127.0.0.1.
 
-Why: tests and the default local run need a *real* engine (same analyzers, BM25 and
-query semantics as production), and the development machines have neither Docker nor a
-way to download a distribution. The Java launchers in ``plugins/`` start one from Maven
-Central jars (DESIGN.md section 3); this module runs one in the background and records
-it (``record.py``) so that later processes reuse or stop exactly that node.
+Why: tests and the default local run need a *real* engine (same analyzers, BM25, query
+semantics and, on OpenSearch 2.x, the same security manager as production). OpenSearch runs
+as its stock distribution (`distribution.py`, `stock.py`): fetched from Maven Central, started
+by its own ``bin/opensearch``, with the cogr plugin installed from its zip. Elasticsearch
+runs from the Java launcher in ``plugins/es-node`` (Maven Central jars). This module runs
+either in the background and records it (``record.py``) so that later processes reuse or
+stop exactly that node.
 
 Process identity, waiting and signalling use psutil (a record also holds the node's
 start time, so a pid reused by another program is never mistaken for the node), the
@@ -14,9 +16,13 @@ start lock is filelock's, and readiness is asked over plain HTTP (both engines a
 Layout of a node home::
 
     <home>/node.json        pid, port, url, started_at, ... of the running node
-    <home>/config/          log4j2.properties written by the launcher
+    <home>/engine-line      the line whose node wrote the data
+    <home>/config/          the node's configuration
     <home>/data/            indices (kept across restarts)
-    <home>/logs/            the engine's logs, and node.out (the launcher's stdout/stderr)
+    <home>/logs/            the engine's logs, and node.out (the node's stdout/stderr)
+
+A stock node started by root runs as the ``cogr-search`` user, and its config, data and
+logs live in that user's runtime folder, linked from ``<home>/node`` (`stock.runtime_dir`).
 """
 
 from __future__ import annotations
@@ -37,7 +43,7 @@ from pathlib import Path
 import psutil
 
 from cogr_search.localnode import stock
-from cogr_search.localnode.build import check_plugin_line, ensure_built, file_lock
+from cogr_search.localnode.build import ensure_built, file_lock
 from cogr_search.localnode.java import jdk_for
 from cogr_search.localnode.launchers import HOST, LAUNCHERS, OPENSEARCH, TRANSPORT_OFFSET, Launcher, LocalNodeError
 from cogr_search.localnode.record import (
@@ -240,7 +246,6 @@ def start(
         if engine.stock:
             return _launch_stock(home, port, heap, timeout, engine)
         jar = ensure_built(engine=engine)
-        check_plugin_line(engine)
         jdk = jdk_for(engine)
         java = jdk.java if jdk is not None else shutil.which("java")
         if java is None:
