@@ -51,6 +51,7 @@ from cogr_search.localnode.record import (
     NodeStatus,
     info_from_record,
     norm_home,
+    write_last_port,
     read_record,
     record_engine,
     remove_record,
@@ -200,7 +201,12 @@ def _read_marker(out_path: Path) -> str | None:
 
 
 def start(
-    home: Path, port: int = 9200, heap: str = "1g", timeout: float = 180.0, engine: Launcher = OPENSEARCH
+    home: Path,
+    port: int = 9200,
+    heap: str = "1g",
+    timeout: float = 180.0,
+    engine: Launcher = OPENSEARCH,
+    peers: stock.Peers | None = None,
 ) -> NodeInfo:
     """Start the ``engine`` node of ``home`` in the background and wait until it answers yellow.
 
@@ -210,7 +216,8 @@ def start(
     checked, the launcher built if needed (the build is not counted in ``timeout``), the
     JVM started in its own session with ``-Xms``/``-Xmx`` = ``heap`` and output in
     ``<home>/logs/node.out``, and this call waits up to ``timeout`` seconds for the
-    started line and a yellow cluster. Raises ``LocalNodeError`` on a busy port, a failed
+    started line and a yellow cluster (``peers``: the node joins a multi-node cluster,
+    `multinode.py`, and is ready once that cluster is yellow). Raises ``LocalNodeError`` on a busy port, a failed
     build, a JVM that dies (with its last log line) or a timeout (the JVM is then stopped).
     """
     home = norm_home(home)
@@ -244,7 +251,7 @@ def start(
             )
 
         if engine.stock:
-            return _launch_stock(home, port, heap, timeout, engine)
+            return _launch_stock(home, port, heap, timeout, engine, peers)
         jar = ensure_built(engine=engine)
         jdk = jdk_for(engine)
         java = jdk.java if jdk is not None else shutil.which("java")
@@ -312,9 +319,11 @@ def _reuse_existing(home: Path, timeout: float) -> NodeInfo | None:
     return None
 
 
-def _launch_stock(home: Path, port: int, heap: str, timeout: float, engine: Launcher) -> NodeInfo:
+def _launch_stock(
+    home: Path, port: int, heap: str, timeout: float, engine: Launcher, peers: stock.Peers | None
+) -> NodeInfo:
     """Start the stock distribution of ``engine`` by its own ``bin/`` script (`stock.py`)."""
-    command = stock.prepare(home, port, heap, engine)
+    command = stock.prepare(home, port, heap, engine, peers)
     out_path = command.logs / "node.out"
     if out_path.exists():
         os.replace(out_path, command.logs / "node.out.prev")
@@ -410,6 +419,7 @@ def _record_started(
     if user is not None:
         record["user"] = user
     write_record(home, record)
+    write_last_port(home, port)
     return info_from_record(home, record)
 
 

@@ -31,6 +31,15 @@ LINK = "node"
 
 
 @dataclass(frozen=True)
+class Peers:
+    """The nodes of a multi-node loopback cluster, as one of them (``name``) sees them."""
+
+    name: str
+    names: tuple[str, ...]
+    transport_ports: tuple[int, ...]
+
+
+@dataclass(frozen=True)
 class NodeCommand:
     """How to run one prepared node: its script, environment, folder and user."""
 
@@ -69,8 +78,10 @@ def conf_argument(home: Path) -> str:
     return f"-Dopensearch.path.conf={runtime_dir(home) / 'config'}"
 
 
-def prepare(home: Path, port: int, heap: str, engine: Launcher) -> NodeCommand:
-    """Lay out the node's runtime folder for ``port`` and ``heap``; return how to start it."""
+def prepare(home: Path, port: int, heap: str, engine: Launcher, peers: Peers | None = None) -> NodeCommand:
+    """Lay out the node's runtime folder for ``port`` and ``heap``; return how to start it.
+
+    Without ``peers`` the node is a cluster of its own; with them it joins theirs."""
     user = node_user()
     dist = ensure_distribution(engine, user)
     runtime = runtime_dir(home, user)
@@ -79,7 +90,7 @@ def prepare(home: Path, port: int, heap: str, engine: Launcher) -> NodeCommand:
         folder.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(dist / "config" / "log4j2.properties", config / "log4j2.properties")
     (config / "jvm.options").write_text(_jvm_options((dist / "config" / "jvm.options").read_text(), runtime))
-    (config / "opensearch.yml").write_text(_settings(port, runtime))
+    (config / "opensearch.yml").write_text(_settings(port, runtime, peers))
     (config / "jvm.options.d" / "cogr.options").write_text(
         f"# written by cogr-search: the heap of `start --heap`\n-Xms{heap}\n-Xmx{heap}\n-XX:+ExitOnOutOfMemoryError\n"
     )
@@ -114,24 +125,36 @@ def _jvm_options(text: str, runtime: Path) -> str:
     )
 
 
-def _settings(port: int, runtime: Path) -> str:
-    """opensearch.yml of a single loopback node."""
+def _discovery(peers: Peers | None) -> list[str]:
+    """A single node, or the seed hosts and first cluster managers of a loopback cluster."""
+    if peers is None:
+        return ["node.name: cogr-local", "discovery.type: single-node"]
+    seeds = ", ".join(f'"{HOST}:{p}"' for p in peers.transport_ports)
+    return [
+        f"node.name: {peers.name}",
+        f"discovery.seed_hosts: [{seeds}]",
+        f"cluster.initial_cluster_manager_nodes: [{', '.join(peers.names)}]",
+    ]
+
+
+def _settings(port: int, runtime: Path, peers: Peers | None = None) -> str:
+    """opensearch.yml of a loopback node."""
+    single = peers is None
     return "\n".join(
         [
-            "# written by cogr-search at each start: a single node on the loopback interface",
+            "# written by cogr-search at each start: a node on the loopback interface",
             "cluster.name: cogr-local",
-            "node.name: cogr-local",
+            *_discovery(peers),
             f"network.host: {HOST}",
             f"http.port: {port}",
             f"transport.port: {port + TRANSPORT_OFFSET}",
-            "discovery.type: single-node",
             f"path.data: {runtime / 'data'}",
             f"path.logs: {runtime / 'logs'}",
             # A laptop's or CI's disk is often past the default 85-90% watermarks.
             "cluster.routing.allocation.disk.threshold_enabled: false",
             # One node cannot host replicas: an index created without a replica count would
             # leave the cluster yellow for good.
-            "cluster.default_number_of_replicas: 0",
+            *(["cluster.default_number_of_replicas: 0"] if single else []),
             "",
         ]
     )
