@@ -130,6 +130,11 @@ def health(url: str) -> str:
     body = process._get_json(f"{url}/_cluster/health", 10.0)
     if body is None:
         return f"no answer from {url}"
+    return health_line(body)
+
+
+def health_line(body: dict) -> str:
+    """``green, 3 nodes, 4 active shards, ...``: what `status` and `sync --status` print."""
     return (f"{body.get('status')}, {body.get('number_of_nodes')} nodes, "
             f"{body.get('active_shards')} active shards, {body.get('relocating_shards')} relocating, "
             f"{body.get('initializing_shards')} initializing, {body.get('unassigned_shards')} unassigned")

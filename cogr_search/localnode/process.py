@@ -475,13 +475,23 @@ def _wait_started(
 
 
 def _wait_gone(node: psutil.Process, seconds: float) -> bool:
-    """Wait up to ``seconds`` for the node to exit (reaping it if it is our child)."""
-    try:
-        node.wait(timeout=seconds)
-    except psutil.TimeoutExpired:
-        return False
-    except psutil.NoSuchProcess:
-        pass
+    """Wait up to ``seconds`` for the node to exit (reaping it if it is our child).
+
+    A node that another process started and has not reaped stays a zombie after it exits:
+    it is gone all the same (psutil's wait would wait for its parent).
+    """
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            node.wait(timeout=min(POLL_INTERVAL_S, max(deadline - time.monotonic(), 0)))
+            break
+        except psutil.NoSuchProcess:
+            break
+        except psutil.TimeoutExpired:
+            if _process(node.pid) is None:  # a zombie: exited, not yet reaped by its parent
+                break
+            if time.monotonic() >= deadline:
+                return False
     _CHILDREN.pop(node.pid, None)
     return True
 
