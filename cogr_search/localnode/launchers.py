@@ -55,6 +55,8 @@ class Launcher:
     assemble_modules: bool = False
     java_home_variable: str = "JAVA_HOME"
     plugin_tool: str = ""
+    extra_plugins: tuple[tuple[str, str, str], ...] = ()
+    secure: bool = False
 
     @property
     def stock(self) -> bool:
@@ -114,6 +116,19 @@ OPENSEARCH_3 = replace(
     distribution=(OPENSEARCH_DISTRIBUTION, "opensearch", "3.8.0"),
     assemble_modules=False,
 )
+# OpenSearch with its security plugin (`start --secure`): 2.19.4 is the newest 2.19.x whose
+# security plugin zip is on Maven Central (2.19.4.0; none for 2.19.5/2.19.6 or any 3.x).
+OPENSEARCH_SECURE = replace(
+    OPENSEARCH,
+    jar_name=f"cogr-search-plugin-{PLUGIN_VERSION}-opensearch-2.19.4.zip",
+    key="opensearch-secure",
+    line="2.19 --secure",
+    version="2.19.4",
+    maven_args=("-Dopensearch.version=2.19.4",),
+    distribution=(OPENSEARCH_DISTRIBUTION, "opensearch", "2.19.4"),
+    extra_plugins=(("org.opensearch.plugin", "opensearch-security", "2.19.4.0"),),
+    secure=True,
+)
 # 9201 (transport 9301) by default, so that both local nodes can run side by side.
 ELASTICSEARCH = Launcher(
     engine=engines.ELASTICSEARCH,
@@ -139,7 +154,9 @@ ELASTICSEARCH_9 = replace(
 )
 ENGINES: dict[str, Launcher] = {e.name: e for e in (OPENSEARCH, ELASTICSEARCH)}
 """The default launcher of each engine (OpenSearch: the 2.19 line; Elasticsearch: 8.17)."""
-LAUNCHERS: dict[str, Launcher] = {e.key: e for e in (OPENSEARCH, OPENSEARCH_3, ELASTICSEARCH, ELASTICSEARCH_9)}
+LAUNCHERS: dict[str, Launcher] = {
+    e.key: e for e in (OPENSEARCH, OPENSEARCH_3, OPENSEARCH_SECURE, ELASTICSEARCH, ELASTICSEARCH_9)
+}
 """Every launcher by key, as records and test ids name them."""
 OPENSEARCH_LINES: dict[str, Launcher] = {OPENSEARCH.line: OPENSEARCH, OPENSEARCH_3.line: OPENSEARCH_3}
 ELASTICSEARCH_LINES: dict[str, Launcher] = {ELASTICSEARCH.line: ELASTICSEARCH, ELASTICSEARCH_9.line: ELASTICSEARCH_9}

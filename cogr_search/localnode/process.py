@@ -27,6 +27,7 @@ logs live in that user's runtime folder, linked from ``<home>/node`` (`stock.run
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import datetime as _dt
 import errno
@@ -35,6 +36,7 @@ import os
 import re
 import shutil
 import socket
+import ssl
 import subprocess
 import time
 import urllib.request
@@ -42,7 +44,7 @@ from pathlib import Path
 
 import psutil
 
-from cogr_search.localnode import stock
+from cogr_search.localnode import security, stock
 from cogr_search.localnode.build import ensure_built, file_lock
 from cogr_search.localnode.java import jdk_for
 from cogr_search.localnode.launchers import HOST, LAUNCHERS, OPENSEARCH, TRANSPORT_OFFSET, Launcher, LocalNodeError
@@ -145,29 +147,37 @@ def _port_free(port: int) -> bool:
 # --------------------------------------------------------------------------- HTTP
 
 
-def _get_json(url: str, timeout: float) -> dict | None:
-    """One GET (no retries: the callers poll); None when the node does not answer with JSON."""
+def _get_json(url: str, timeout: float, auth: security.Credentials | None = None) -> dict | None:
+    """One GET (no retries: the callers poll); None when the node does not answer with JSON.
+
+    ``auth``: a secured node's CA (verified, as clients must) and admin credentials."""
+    request = urllib.request.Request(url)
+    context = None
+    if auth is not None:
+        token = base64.b64encode(f"{auth.user}:{auth.password}".encode()).decode()
+        request.add_header("Authorization", f"Basic {token}")
+        context = ssl.create_default_context(cafile=str(auth.ca_certs))
     try:
-        with urllib.request.urlopen(url, timeout=timeout) as resp:  # noqa: S310 (loopback URL of our node)
+        with urllib.request.urlopen(request, timeout=timeout, context=context) as resp:  # noqa: S310 (our node)
             body = json.loads(resp.read())
-    except (OSError, ValueError):  # refused, reset, timeout, HTTP error status, not JSON
+    except (OSError, ValueError):  # refused, reset, timeout, HTTP error status, TLS, not JSON
         return None
     return body if isinstance(body, dict) else None
 
 
-def _version(url: str, timeout: float = 3.0) -> str | None:
+def _version(url: str, timeout: float = 3.0, auth: security.Credentials | None = None) -> str | None:
     """The node's version number (from ``GET /``), or None while it does not answer."""
-    body = _get_json(url + "/", timeout)
+    body = _get_json(url + "/", timeout, auth)
     try:
         return str(body["version"]["number"]) if body else None
     except (KeyError, TypeError):
         return None
 
 
-def _health_ok(url: str, wait_s: float) -> bool:
+def _health_ok(url: str, wait_s: float, auth: security.Credentials | None = None) -> bool:
     """Ask the cluster to reach yellow within ``wait_s``; True once it has."""
     wait_ms = max(100, int(wait_s * 1000))
-    body = _get_json(f"{url}/_cluster/health?wait_for_status=yellow&timeout={wait_ms}ms", wait_s + 5.0)
+    body = _get_json(f"{url}/_cluster/health?wait_for_status=yellow&timeout={wait_ms}ms", wait_s + 5.0, auth)
     # None: unreachable yet, or 408 (not yellow within the wait)
     return body is not None and not body.get("timed_out", True) and body.get("status") in ("yellow", "green")
 
@@ -305,7 +315,7 @@ def _reuse_existing(home: Path, timeout: float) -> NodeInfo | None:
     deadline = time.monotonic() + timeout
     while True:
         remaining = deadline - time.monotonic()
-        if _health_ok(str(record["url"]), min(5.0, max(remaining, 0.1))):
+        if _health_ok(str(record["url"]), min(5.0, max(remaining, 0.1)), security.credentials(home)):
             return info_from_record(home, record)
         if remaining <= 0 or not node.is_running():
             break
@@ -341,9 +351,9 @@ def _launch_stock(
             **command.user.popen_args(),
         )
     _CHILDREN[proc.pid] = proc
-    url = f"http://{HOST}:{port}"
+    url = f"{'https' if engine.secure else 'http'}://{HOST}:{port}"
     try:
-        _wait_healthy(proc, out_path, port, url, started + timeout, timeout, engine)
+        _wait_healthy(proc, out_path, port, url, started + timeout, timeout, engine, security.credentials(home))
     except BaseException:
         node = _process(proc.pid)
         if node is not None:
@@ -413,7 +423,7 @@ def _record_started(
         "home": str(home),
         "heap": heap,
         "transport_port": port + TRANSPORT_OFFSET,
-        "version": _version(url),
+        "version": _version(url, auth=security.credentials(home)),
         "stock": engine.stock,
     }
     if user is not None:
@@ -424,7 +434,8 @@ def _record_started(
 
 
 def _wait_healthy(
-    proc: subprocess.Popen[bytes], out_path: Path, port: int, url: str, deadline: float, timeout: float, engine: Launcher
+    proc: subprocess.Popen[bytes], out_path: Path, port: int, url: str, deadline: float, timeout: float, engine: Launcher,
+    auth: security.Credentials | None = None,
 ) -> None:
     """Poll until the stock node answers yellow at ``url`` (its script prints no started line)."""
     while True:
@@ -435,7 +446,7 @@ def _wait_healthy(
                 f"the {engine.label} node on port {port} did not become ready within {timeout:g}s; "
                 f"last output: {_last_meaningful_line(out_path)} (see {out_path})"
             )
-        if _health_ok(url, min(2.0, max(remaining, 0.1))):
+        if _health_ok(url, min(2.0, max(remaining, 0.1)), auth):
             return
         time.sleep(POLL_INTERVAL_S)
 
@@ -553,4 +564,5 @@ def status(home: Path) -> NodeStatus:
     if _our_node(record, home) is None:
         return NodeStatus(running=False, pid=None, url=None, version=None)
     url = str(record["url"])
-    return NodeStatus(running=True, pid=pid, url=url, version=_version(url), engine=record_engine(record))
+    auth = security.credentials(home)
+    return NodeStatus(running=True, pid=pid, url=url, version=_version(url, auth=auth), engine=record_engine(record))

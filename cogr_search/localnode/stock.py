@@ -22,6 +22,7 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
+from cogr_search.localnode import security
 from cogr_search.localnode.distribution import ensure_distribution, java_env
 from cogr_search.localnode.launchers import HOST, TRANSPORT_OFFSET, Launcher
 from cogr_search.localnode.service_user import NodeUser, node_user
@@ -90,16 +91,17 @@ def prepare(home: Path, port: int, heap: str, engine: Launcher, peers: Peers | N
         folder.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(dist / "config" / "log4j2.properties", config / "log4j2.properties")
     (config / "jvm.options").write_text(_jvm_options((dist / "config" / "jvm.options").read_text(), runtime))
-    (config / "opensearch.yml").write_text(_settings(port, runtime, peers))
     (config / "jvm.options.d" / "cogr.options").write_text(
         f"# written by cogr-search: the heap of `start --heap`\n-Xms{heap}\n-Xmx{heap}\n-XX:+ExitOnOutOfMemoryError\n"
     )
+    env = java_env(engine)
+    secured = security.prepare(home, config, dist, env) if engine.secure else []
+    (config / "opensearch.yml").write_text(_settings(port, runtime, peers) + "".join(f"{line}\n" for line in secured))
     if not user.is_caller:
         user.give(runtime)
         link = home / LINK
         if not link.is_symlink():
             link.symlink_to(runtime, target_is_directory=True)
-    env = java_env(engine)
     env["OPENSEARCH_PATH_CONF"] = str(config)
     env.pop("OPENSEARCH_JAVA_OPTS", None)  # the heap comes from --heap, nothing else
     if user.home is not None:
