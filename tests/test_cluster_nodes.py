@@ -19,12 +19,13 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import psutil
 import pytest
 
 from cogr_search.cluster.client import Cluster
 from cogr_search.cluster.indices import alias_target, versions, write_blocked
 from cogr_search.bench.node import free_port_run
-from cogr_search.localnode import multinode
+from cogr_search.localnode import multinode, process
 from tests.conftest import REPO_ROOT, connect_to
 from tests.test_sync_online import ENV, Writer, _assert_content, _catalog
 
@@ -120,8 +121,10 @@ def test_a_sync_with_replicas_survives_a_node_killed_mid_copy(three_nodes: tuple
             assert sync.poll() is None, f"the sync ended before the kill: {sync.communicate()}"
             assert time.monotonic() < deadline, "the sync did not start copying in time"
             time.sleep(POLL_S)  # poll interval: the loop checks the condition
+        victim_process = psutil.Process(victim_pid)
         os.kill(victim_pid, signal.SIGKILL)
         killed_during_copy = _indexed(cluster, target) < n_items
+        assert process._wait_gone(victim_process, 60)  # dead, its ports released
         multinode.start_node(plan, 2, timeout=DEADLINE_S)  # the operator brings it back
         out, err = sync.communicate(timeout=DEADLINE_S)
         reruns = 0
