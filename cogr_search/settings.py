@@ -40,7 +40,8 @@ class Settings(BaseSettings):
     The connection fields are `cluster_*` (`COGR_CLUSTER_*`); their earlier names
     `opensearch_*` (`COGR_OPENSEARCH_*`, and `opensearch_*=` keywords of `load_settings`) still work."""
 
-    model_config = SettingsConfigDict(env_prefix="COGR_", extra="ignore", populate_by_name=True)
+    # An empty variable (`COGR_CLUSTER_CA_CERTS=`) means unset, as in a shell: not the path ".".
+    model_config = SettingsConfigDict(env_prefix="COGR_", extra="ignore", populate_by_name=True, env_ignore_empty=True)
 
     cluster_url: str | None = Field(
         default=None,
