@@ -48,7 +48,7 @@ def maven_zip(launcher: Launcher) -> Path:
 def maven_artifact(coordinates: tuple[str, str, str]) -> Path:
     """A zip from Maven Central (``group, artifact, version``), fetched once into the Maven cache."""
     group, artifact, version = coordinates
-    repo = Path(os.environ.get("COGR_MAVEN_REPO", Path.home() / ".m2" / "repository"))
+    repo = load_settings().maven_repo or Path.home() / ".m2" / "repository"
     path = repo.joinpath(*group.split("."), artifact, version, f"{artifact}-{version}.zip")
     if path.is_file():
         return path
