@@ -1,6 +1,7 @@
 """`opensearch start --secure`: the stock OpenSearch 2.19.4 with its security plugin, TLS on
 HTTP and transport with a CA made for the node, one admin user and no demo configuration;
-and cogr-search commands against it over HTTPS, with the mistakes a user makes.
+cogr-search commands against it over HTTPS, with the mistakes a user makes; and the
+least-privilege roles (`security roles`): each command as a user with only its role.
 
 The node is the module's own, started by the CLI as a user would, stopped at the end.
 """
@@ -23,6 +24,7 @@ import pytest
 
 from cogr_search.bench.node import free_port_run
 from cogr_search.data import sample_catalog_path
+from cogr_search.runs.keyword_files import write_keyword_file
 from tests.conftest import REPO_ROOT
 
 pytestmark = pytest.mark.opensearch
@@ -113,3 +115,105 @@ def test_a_wrong_password_a_missing_ca_or_plain_http_is_one_line_and_exit_1(secu
     assert refused.returncode == 1
     lines = refused.stderr.strip().splitlines()
     assert len(lines) == 1 and said in lines[0].lower(), refused.stderr
+
+
+# ------------------------------------------------------------------ least privilege
+
+ALIAS, OTHER = "shop", "other"
+USER_PASSWORD = "Str0ng-Passw0rd-for-tests!"
+
+
+def _admin_request(home: Path, url: str, method: str, path: str, body: dict | None = None) -> dict:
+    password = (home / "admin-password").read_text().strip()
+    request = urllib.request.Request(url + path, method=method, data=json.dumps(body).encode() if body else None,
+                                     headers={"Content-Type": "application/json"})
+    request.add_header("Authorization", "Basic " + base64.b64encode(f"admin:{password}".encode()).decode())
+    context = ssl.create_default_context(cafile=str(home / "ca.pem"))
+    with urllib.request.urlopen(request, timeout=30, context=context) as resp:
+        return json.loads(resp.read() or b"{}")
+
+
+@pytest.fixture(scope="module")
+def role_users(secure_node) -> tuple[Path, str]:
+    """Users `writer` and `reader` mapped by `security roles --apply` to the roles of ALIAS."""
+    home, url, _ = secure_node
+    for user in ("writer", "reader"):
+        _admin_request(home, url, "PUT", f"/_plugins/_security/api/internalusers/{user}", {"password": USER_PASSWORD})
+    applied = _cli("security", "roles", "--apply", "--alias", ALIAS, "--writer-user", "writer", "--reader-user", "reader",
+                   env=_env(home, url))
+    assert applied.returncode == 0, applied.stderr
+    assert applied.stdout.strip() == (f"roles cogr_writer_{ALIAS}, cogr_reader_{ALIAS} applied; "
+                                      f"mapped writer -> cogr_writer_{ALIAS}, reader -> cogr_reader_{ALIAS}")
+    return home, url
+
+
+@pytest.fixture(scope="module")
+def keywords(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An item keyword file covering the sample catalog (what a round's sync writes)."""
+    corpus = (sample_catalog_path() / "corpus.jsonl").read_text().splitlines()
+    ids = [json.loads(line)["_id"] for line in corpus if line.strip()]
+    path = tmp_path_factory.mktemp("keywords") / "item_keywords.jsonl"
+    write_keyword_file(path, ((item, ["oak", f"k{n % 7}"]) for n, item in enumerate(ids)))
+    return path
+
+
+def _as(home: Path, url: str, user: str) -> dict[str, str]:
+    return _env(home, url, COGR_CLUSTER_USER=user, COGR_CLUSTER_PASSWORD=USER_PASSWORD)
+
+
+def _cluster_state(home: Path, url: str) -> tuple:
+    """What a refused command must leave as it was: indices with their counts, aliases, leases."""
+    indices = _admin_request(home, url, "GET", "/_cat/indices?format=json&h=index,docs.count&expand_wildcards=open")
+    aliases = _admin_request(home, url, "GET", "/_cat/aliases?format=json&h=alias,index")
+    names = sorted((i["index"], i["docs.count"]) for i in indices if not i["index"].startswith("."))
+    return names, sorted((a["alias"], a["index"]) for a in aliases if not a["alias"].startswith("."))
+
+
+def test_roles_print_the_writer_and_reader_of_the_alias() -> None:
+    printed = _cli("security", "roles", "--print", "--alias", ALIAS)
+    assert printed.returncode == 0, printed.stderr
+    roles = json.loads(printed.stdout)
+    assert set(roles) == {f"cogr_writer_{ALIAS}", f"cogr_reader_{ALIAS}"}
+    writer_indices = roles[f"cogr_writer_{ALIAS}"]["index_permissions"][0]
+    assert writer_indices["index_patterns"] == [ALIAS, f"{ALIAS}-*"]
+    patterns = {p for role in roles.values() for perm in role["index_permissions"] for p in perm["index_patterns"]}
+    assert patterns == {ALIAS, f"{ALIAS}-*", "cogr-sync-leases"}  # nothing beyond the alias, its versions, the lease
+
+
+def test_each_command_runs_as_a_user_with_only_its_role(role_users, keywords: Path) -> None:
+    home, url = role_users
+    writer = _as(home, url, "writer")
+    catalog = sample_catalog_path()
+    for args in (["index", "create", "--index", ALIAS],
+                 ["ingest", str(catalog), "--index", ALIAS],
+                 ["sync", "--index", ALIAS, "--item-keywords", str(keywords)],
+                 ["sync", "--index", ALIAS, "--status"],
+                 ["eval", "--data", str(catalog), "--index", ALIAS, "--method", "bm25", "--split", "all", "--cutoff", "10"]):
+        done = _cli(*args, env=writer)
+        assert done.returncode == 0, (args, done.stderr)
+    reader = _cli("eval", "--data", str(catalog), "--index", ALIAS, "--method", "bm25", "--split", "all", "--cutoff", "10",
+                  "--json", env=_as(home, url, "reader"))
+    assert reader.returncode == 0, reader.stderr
+
+
+def test_a_readers_writes_are_refused_in_one_line_and_change_nothing(role_users, keywords: Path) -> None:
+    home, url = role_users
+    reader = _as(home, url, "reader")
+    before = _cluster_state(home, url)
+    for args in (["sync", "--index", ALIAS, "--item-keywords", str(keywords)],
+                 ["ingest", str(sample_catalog_path()), "--index", ALIAS],
+                 ["index", "create", "--index", f"{ALIAS}-new"]):
+        refused = _cli(*args, env=reader)
+        lines = refused.stderr.strip().splitlines()
+        assert refused.returncode == 1 and len(lines) == 1, (args, refused.stderr)
+        assert "HTTP 403" in lines[0] and "reader" in lines[0] and "cogr_writer_" in lines[0], lines[0]
+    assert _cluster_state(home, url) == before
+
+
+def test_a_writer_for_one_alias_cannot_touch_another(role_users) -> None:
+    home, url = role_users
+    before = _cluster_state(home, url)
+    refused = _cli("ingest", str(sample_catalog_path()), "--index", OTHER, env=_as(home, url, "writer"))
+    lines = refused.stderr.strip().splitlines()
+    assert refused.returncode == 1 and len(lines) == 1 and "HTTP 403" in lines[0], refused.stderr
+    assert _cluster_state(home, url) == before
