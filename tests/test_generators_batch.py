@@ -34,7 +34,11 @@ class EchoBackend(GeneratorBackend):
         self.batches: list[int] = []
 
     def iter_batches(
-        self, conversations: Sequence[Sequence[Message]], params: SamplingParams, batch_size: int = 8
+        self,
+        conversations: Sequence[Sequence[Message]],
+        params: SamplingParams,
+        batch_size: int = 8,
+        row_seeds: Sequence[int] | None = None,
     ) -> Iterator[list[tuple[int, Generation]]]:
         for start in range(0, len(conversations), batch_size):
             if self.fail_after is not None and len(self.batches) >= self.fail_after:

@@ -83,11 +83,16 @@ class GeneratorBackend(ABC):
 
     @abstractmethod
     def iter_batches(
-        self, conversations: Sequence[Sequence[Message]], params: SamplingParams, batch_size: int = 8
+        self,
+        conversations: Sequence[Sequence[Message]],
+        params: SamplingParams,
+        batch_size: int = 8,
+        row_seeds: Sequence[int] | None = None,
     ) -> Iterator[list[tuple[int, Generation]]]:
         """Yield each finished batch as (input index, completion) pairs, as soon as it is
         done, so callers can write it out before the next batch starts. The engine may
-        reorder inputs (e.g. by prompt length) to pad less."""
+        reorder inputs (e.g. by prompt length) to pad less. `row_seeds` (one per
+        conversation) make each row's sampling independent of its batch."""
 
     def generate(
         self,

@@ -8,6 +8,7 @@ Phase 1 run or an index rebuild resume instead of starting over.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -17,7 +18,8 @@ from pathlib import Path
 from cogr_search.generators.backend import GeneratorBackend, Message, SamplingParams
 from cogr_search.generators.prompts import PromptSet
 from cogr_search.generators.query_context import ContextSource
-from cogr_search.runs.keyword_files import append_keyword_rows, read_keyword_file
+from cogr_search.runs.keyword_files import append_keyword_rows, read_keyword_file, write_keyword_file
+from cogr_search.training.ranks import Ranks
 from cogr_search.keywords import DEFAULT_K_MAX, parse_keywords
 
 
@@ -70,46 +72,113 @@ def generate_keyword_file(
     progress: bool = True,
     desc: str = "generating",
     on_raw: Callable[[str, str], None] | None = None,
+    ranks: Ranks | None = None,
 ) -> GenerationStats:
     """Generate keywords for every request not yet in `out_path`, appending as it goes.
 
     `keep` truncates each parsed list (Phase 1 keeps the first M item keywords); without
     it lists are cut at `k_max`, the serving cap. `on_raw(id, text)` sees raw outputs
     (used to record fixtures and debug prompts).
+
+    With several `ranks`, each generates its share of the missing requests and rank 0
+    alone appends every batch round's rows. A seeded request is sampled with a seed of
+    its own (`row_seed`), and the finished file is rewritten in request order: the file
+    is the same whatever the number of processes, the batch size or a resume.
     """
-    out_path.parent.mkdir(parents=True, exist_ok=True)
-    done = existing_ids(out_path)
+    ranks = ranks or Ranks()
+    done = ranks.broadcast(existing_ids(out_path) if ranks.is_main else None)
     todo = [r for r in requests if r.id not in done]
     stats = GenerationStats(requested=len(requests), resumed=len(requests) - len(todo))
     if not todo:
+        if ranks.is_main and out_path.exists():
+            _rewrite_in_request_order(out_path, requests)  # a crash may have come just before it
+        ranks.barrier()
         return stats
+    mine = ranks.shard(todo)
+    seeds = None if params.seed is None else [row_seed(params.seed, r.id) for r in mine]
     limit = keep if keep is not None else k_max
-    bar = _progress_bar(len(requests), stats.resumed, desc, progress)
+    bar = _progress_bar(len(requests), stats.resumed, desc, progress and ranks.is_main)
     start = time.perf_counter()
     try:
-        conversations = [r.conversation for r in todo]
-        for batch in backend.iter_batches(conversations, params, batch_size=batch_size):
-            rows = []
-            for index, generation in batch:
-                request = todo[index]
-                if on_raw is not None:
-                    on_raw(request.id, generation.text)
-                parsed = parse_keywords(generation.text, k_max=k_max)
-                stats.oversized += int(parsed.oversized)
-                if not parsed.keywords:
-                    stats.empty += 1
-                    stats.empty_ids.append(request.id)
-                stats.tokens += generation.n_tokens
-                rows.append((request.id, parsed.keywords[:limit]))
-            append_keyword_rows(out_path, rows)
-            stats.generated += len(rows)
+        batches = backend.iter_batches([r.conversation for r in mine], params, batch_size=batch_size,
+                                       row_seeds=seeds)
+        while True:
+            # every rank takes part in every round, with an empty batch once its share is done
+            batch = next(batches, None)
+            rows = _parse_batch(mine, batch or [], stats, limit, k_max, on_raw)
+            gathered = ranks.gather((batch is not None, rows))
+            if not any(more for more, _ in gathered):
+                break
+            ordered = [row for _, part in gathered for row in part]
+            if ranks.is_main and ordered:
+                out_path.parent.mkdir(parents=True, exist_ok=True)
+                append_keyword_rows(out_path, ordered)
+            stats.generated += len(ordered)
             if bar is not None:
-                bar.update(len(rows))
+                bar.update(len(ordered))
     finally:
         stats.seconds = time.perf_counter() - start
         if bar is not None:
             bar.close()
+    _add_other_ranks(stats, ranks)
+    if ranks.is_main:
+        _rewrite_in_request_order(out_path, requests)
+    ranks.barrier()
     return stats
+
+
+def _parse_batch(
+    mine: Sequence[GenerationRequest],
+    batch: list,
+    stats: GenerationStats,
+    limit: int,
+    k_max: int,
+    on_raw: Callable[[str, str], None] | None,
+) -> list[tuple[str, list[str]]]:
+    """One batch's (id, keywords) rows, counting empty and oversized outputs and tokens."""
+    rows = []
+    for index, generation in batch:
+        request = mine[index]
+        if on_raw is not None:
+            on_raw(request.id, generation.text)
+        parsed = parse_keywords(generation.text, k_max=k_max)
+        stats.oversized += int(parsed.oversized)
+        if not parsed.keywords:
+            stats.empty += 1
+            stats.empty_ids.append(request.id)
+        stats.tokens += generation.n_tokens
+        rows.append((request.id, parsed.keywords[:limit]))
+    return rows
+
+
+def _add_other_ranks(stats: GenerationStats, ranks: Ranks) -> None:
+    """Count the other ranks' empty, oversized and token figures into this rank's `stats`."""
+    if not ranks.distributed:
+        return
+    mine = (stats.empty, stats.oversized, stats.tokens, stats.empty_ids)
+    everyone = ranks.gather(mine)
+    stats.empty = sum(e for e, _, _, _ in everyone)
+    stats.oversized = sum(o for _, o, _, _ in everyone)
+    stats.tokens = sum(t for _, _, t, _ in everyone)
+    stats.empty_ids = [i for _, _, _, ids in everyone for i in ids]
+
+
+def _rewrite_in_request_order(path: Path, requests: Sequence[GenerationRequest]) -> None:
+    """Put the rows in request order (ids outside `requests` last, as they were), so the
+    file does not depend on batching, sharding or where a crash cut a run short."""
+    rows = read_keyword_file(path)
+    asked = [r.id for r in requests if r.id in rows]
+    listed = set(asked)
+    order = asked + [i for i in rows if i not in listed]
+    if order != list(rows):
+        write_keyword_file(path, ((i, rows[i]) for i in order))
+
+
+def row_seed(seed: int, row_id: str) -> int:
+    """The sampling seed of one request: a function of the run's seed and the id alone,
+    so a row samples the same keywords in whichever process and batch it lands."""
+    digest = hashlib.blake2b(f"{seed}\0{row_id}".encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "big") & (2**63 - 1)
 
 
 def generate_with_model(
@@ -125,6 +194,7 @@ def generate_with_model(
     k_max: int = DEFAULT_K_MAX,
     progress: bool = True,
     desc: str = "generating",
+    ranks: Ranks | None = None,
 ) -> dict:
     """Load the model folder, fill `out_path` for `requests` (resumably), unload it.
 
@@ -135,7 +205,7 @@ def generate_with_model(
     with load_backend(model, backend, dtype=dtype) as engine:
         stats = generate_keyword_file(
             engine, requests, out_path, params, batch_size=batch_size, keep=keep, k_max=k_max,
-            progress=progress, desc=desc,
+            progress=progress, desc=desc, ranks=ranks,
         )
     rows = read_keyword_file(out_path)
     empty = sum(1 for r in requests if not rows.get(r.id))

@@ -80,8 +80,14 @@ class HFBackend(GeneratorBackend):
         return list(ids)
 
     def iter_batches(
-        self, conversations: Sequence[Sequence[Message]], params: SamplingParams, batch_size: int = 8
+        self,
+        conversations: Sequence[Sequence[Message]],
+        params: SamplingParams,
+        batch_size: int = 8,
+        row_seeds: Sequence[int] | None = None,
     ) -> Iterator[list[tuple[int, Generation]]]:
+        """With `row_seeds`, the own decode loop samples each row from a generator of its
+        own; `decoder="generate"` ignores them (one stream per batch, seeded by `params`)."""
         import torch
 
         prompts = [self.render(c) for c in conversations]
@@ -94,7 +100,8 @@ class HFBackend(GeneratorBackend):
         step = max(1, batch_size)
         for start in range(0, len(order), step):
             rows = order[start : start + step]
-            yield list(zip(rows, self._generate_batch([prompts[i] for i in rows], params, prefix)))
+            seeds = None if row_seeds is None else [row_seeds[i] for i in rows]
+            yield list(zip(rows, self._generate_batch([prompts[i] for i in rows], params, prefix, seeds)))
 
     def _shared_prefix(self, prompts: list[list[int]]) -> list[int]:
         """The token prefix every prompt starts with (system prompt and template head),
@@ -144,12 +151,16 @@ class HFBackend(GeneratorBackend):
         input_ids = torch.tensor(ids, device=self.device)
         return input_ids, torch.tensor(mask, device=self.device), cache
 
-    def _generate_batch(self, prompts: list[list[int]], params: SamplingParams, prefix: list[int]) -> list[Generation]:
+    def _generate_batch(
+        self, prompts: list[list[int]], params: SamplingParams, prefix: list[int], seeds: list[int] | None = None
+    ) -> list[Generation]:
         if self.decoder == "generate":
             return self._generate_with_transformers(prompts, params, prefix)
-        return self._decode(prompts, params, prefix)
+        return self._decode(prompts, params, prefix, seeds)
 
-    def _decode(self, prompts: list[list[int]], params: SamplingParams, prefix: list[int]) -> list[Generation]:
+    def _decode(
+        self, prompts: list[list[int]], params: SamplingParams, prefix: list[int], seeds: list[int] | None = None
+    ) -> list[Generation]:
         """Our own decode loop. Unlike `generate`, it drops a row from the batch (and its
         cache) as soon as the row emits its end token, so finished rows stop costing
         compute, and it skips `generate`'s per-step bookkeeping. It applies exactly the
@@ -160,6 +171,7 @@ class HFBackend(GeneratorBackend):
         positions = (attention_mask.cumsum(-1) - 1).clamp(min=0)
         shared = len(prefix)
         pick = _token_picker(params)
+        streams = None if seeds is None else [torch.Generator(self.device).manual_seed(seed) for seed in seeds]
         end_ids = torch.tensor(sorted(self.end_ids), device=self.device)
         tokens: list[list[int]] = [[] for _ in prompts]
         finished = [False] * len(prompts)
@@ -171,7 +183,7 @@ class HFBackend(GeneratorBackend):
             )
             cache, next_position = out.cache, positions[:, -1:] + 1
             for step in range(params.max_new_tokens):
-                chosen = pick(out.logits[:, -1, :].float())
+                chosen = pick(out.logits[:, -1, :].float(), None if streams is None else [streams[r] for r in active])
                 ended = torch.isin(chosen, end_ids)
                 for row, token, done in zip(active, chosen.tolist(), ended.tolist()):
                     tokens[row].append(token)
@@ -251,33 +263,43 @@ def _sampling_kwargs(params: SamplingParams) -> dict:
 
 
 def _token_picker(params: SamplingParams):  # noqa: ANN202 - a function of tensors
-    """The next-token rule of the own decode loop, for float32 logits [rows, vocab]."""
+    """The next-token rule of the own decode loop: (float32 logits [rows, vocab], one
+    torch.Generator per row or None for the global stream) -> token ids [rows]."""
     import torch
 
     if params.greedy or params.temperature <= 0:
-        return lambda logits: logits.argmax(dim=-1)
+        return lambda logits, streams=None: logits.argmax(dim=-1)
     if params.top_k > 0 and params.min_p <= 0:
         warp = TopKTopP(params.top_k, params.top_p, params.temperature)
 
-        def top_k_sample(logits):  # noqa: ANN001, ANN202
+        def top_k_sample(logits, streams=None):  # noqa: ANN001, ANN202
             # sample among the k survivors only: same distribution, no 49k-wide softmax
             values, indices = warp.top(logits)
-            choice = torch.multinomial(torch.softmax(values, dim=-1), 1)
+            choice = _multinomial(torch.softmax(values, dim=-1), streams)
             return indices.gather(-1, choice).squeeze(-1)
 
         return top_k_sample
 
     from transformers.generation.logits_process import MinPLogitsWarper, TopPLogitsWarper
 
-    def full_sample(logits):  # noqa: ANN001, ANN202
+    def full_sample(logits, streams=None):  # noqa: ANN001, ANN202
         logits = logits / params.temperature
         if params.top_p < 1.0:
             logits = TopPLogitsWarper(params.top_p)(None, logits)
         if params.min_p > 0:
             logits = MinPLogitsWarper(params.min_p)(None, logits)
-        return torch.multinomial(torch.softmax(logits, dim=-1), 1).squeeze(-1)
+        return _multinomial(torch.softmax(logits, dim=-1), streams).squeeze(-1)
 
     return full_sample
+
+
+def _multinomial(probs, streams):  # noqa: ANN001, ANN202 - torch tensors
+    """One draw per row [rows, 1]: from the global stream, or row i from `streams[i]`."""
+    import torch
+
+    if streams is None:
+        return torch.multinomial(probs, 1)
+    return torch.stack([torch.multinomial(row, 1, generator=stream) for row, stream in zip(probs, streams)])
 
 
 class TopKTopP:

@@ -50,15 +50,24 @@ class VLLMBackend(GeneratorBackend):
         return list(ids)
 
     def iter_batches(
-        self, conversations: Sequence[Sequence[Message]], params: SamplingParams, batch_size: int = 256
+        self,
+        conversations: Sequence[Sequence[Message]],
+        params: SamplingParams,
+        batch_size: int = 256,
+        row_seeds: Sequence[int] | None = None,
     ) -> Iterator[list[tuple[int, Generation]]]:
         """vLLM schedules its own continuous batching; `batch_size` only bounds how many
-        prompts go in per call, i.e. how much a crash can lose."""
-        sampling = to_vllm_sampling(params)
+        prompts go in per call, i.e. how much a crash can lose. With `row_seeds` every
+        request carries its own seed (vLLM takes one SamplingParams per prompt)."""
+        sampling = (
+            to_vllm_sampling(params) if row_seeds is None
+            else [to_vllm_sampling(params.with_(seed=seed)) for seed in row_seeds]
+        )
         prompts = [{"prompt_token_ids": self.render(c)} for c in conversations]
         step = max(1, batch_size)
         for start in range(0, len(prompts), step):
-            outputs = self.llm.generate(prompts[start : start + step], sampling, use_tqdm=False)
+            chunk = sampling if not isinstance(sampling, list) else sampling[start : start + step]
+            outputs = self.llm.generate(prompts[start : start + step], chunk, use_tqdm=False)
             batch = []
             for offset, output in enumerate(outputs):
                 completion = output.outputs[0]
