@@ -19,6 +19,7 @@ from cogr_search.cli.options import emit_json, json_output, opensearch_url, runs
 
 if TYPE_CHECKING:
     from cogr_search.runs.run_dir import RunDir
+    from cogr_search.training.ranks import Ranks
 
 
 def _phase2_config() -> type:
@@ -72,6 +73,35 @@ def _phase1_config() -> type:
     return Phase1Config
 
 
+processes_option = click.option(
+    "--processes", type=click.IntRange(min=1), default=1, show_default=True,
+    help="Data-parallel processes (one per GPU; gloo on CPU), started through accelerate's launcher; "
+         "under `accelerate launch` or `torchrun` the launcher's count applies.")
+
+
+def _launched(processes: int) -> bool:
+    """Start this command in `processes` processes when asked to (True: it ran there)."""
+    from cogr_search.training.launch import argv_without_processes, launch, should_launch
+
+    if not should_launch(processes):
+        return False
+    launch(processes, argv_without_processes(sys.argv[1:]))
+    return True
+
+
+def _run_dir(run_name: str, runs_dir: Path | None, ranks: Ranks) -> RunDir:
+    """The run folder, made by rank 0 alone; the other ranks open it once it exists."""
+    from cogr_search.runs.run_dir import RunDir
+
+    run = RunDir.create(run_name, runs_dir) if ranks.is_main else None
+    ranks.barrier()
+    return run or RunDir.open(run_name, runs_dir)
+
+
+def _rank0_syncs(run: RunDir, round_: int) -> dict:
+    raise AssertionError("only rank 0 syncs")  # run_steps runs a sync step on rank 0 alone
+
+
 preset_option = click.option("--preset", default=None, help="A named preset of the configs (`demo`: what `cogr-search "
                              "demo` trains with) under the flags [default: none].")
 
@@ -86,16 +116,18 @@ preset_option = click.option("--preset", default=None, help="A named preset of t
 @preset_option
 @config_flags(_phase1_config(), SFT_FLAGS)
 @opensearch_url
+@processes_option
 @click.option("--quiet", is_flag=True, help="No progress bars.")
 @json_output
 def sft(data: Path, run_name: str, runs_dir: Path | None, model: str | None, preset: str | None,
-        config_flags: ConfigFlags, opensearch_url: str | None, quiet: bool, as_json: bool) -> None:
+        config_flags: ConfigFlags, opensearch_url: str | None, processes: int, quiet: bool, as_json: bool) -> None:
     """Phase 1: base keywords, query targets, SFT of both generators (resumable)."""
     from cogr_search.errors import InputError
     from cogr_search.generators.model_cache import resolve_model
     from cogr_search.runs.presets import PHASE1_PRESETS, preset as preset_of
     from cogr_search.runs.run_dir import RunDir
     from cogr_search.training.phase1 import run_phase1
+    from cogr_search.training.ranks import join
 
     fixed = {"data": str(data.resolve()), "model": str(resolve_model(model).resolve())}
     lora_r = config_flags.overrides().get("sft.lora_r")
@@ -105,19 +137,24 @@ def sft(data: Path, run_name: str, runs_dir: Path | None, model: str | None, pre
     context_index = config.context_index
     if config.query_context and not context_index:
         raise InputError("--query-context needs --context-index (the catalog index to search)")
+    if _launched(processes):
+        return
+    ranks = join()
     source = None
-    if config.query_context:
+    if config.query_context and ranks.is_main:
         from cogr_search.cluster.client import connect
         from cogr_search.cluster.context import run_context_source
 
         source = run_context_source(config, connect(settings_from(opensearch_url=opensearch_url)), None)
-    run = RunDir.create(run_name, runs_dir)
-    if as_json:
+    run = _run_dir(run_name, runs_dir, ranks)
+    if as_json or not ranks.is_main:
         # trainers and tokenizers print progress to stdout; --json promises one object there
         with contextlib.redirect_stdout(sys.stderr):
             report = run_phase1(config, run, progress=False, context_source=source)
     else:
         report = run_phase1(config, run, progress=not quiet, context_source=source)
+    if not ranks.is_main:
+        return
     if as_json:
         emit_json({"run": str(report.run), "ran": report.ran, "skipped": report.skipped, "details": report.details})
         return
@@ -214,25 +251,34 @@ def _rl_base(run: RunDir, preset: str | None) -> dict | None:
 @config_flags(_phase2_config(), RL_FLAGS)
 @click.option("--sync-index", default=None, help="Sync each finished round's item keywords into this alias.")
 @opensearch_url
+@processes_option
 @click.option("--quiet", is_flag=True, help="No progress bars.")
 @json_output
 def rl(run_name: str, runs_dir: Path | None, preset: str | None, config_flags: ConfigFlags, sync_index: str | None,
-       opensearch_url: str | None, quiet: bool, as_json: bool) -> None:
+       opensearch_url: str | None, processes: int, quiet: bool, as_json: bool) -> None:
     """Phase 2: co-evolving GRPO rounds (query side, then item side), resumable."""
     from cogr_search.training.phase2 import run_phase2
+    from cogr_search.training.ranks import join
     from cogr_search.runs.run_dir import RunDir
 
     run = RunDir.open(run_name, runs_dir)
     config = config_flags.build(_rl_base(run, preset))
+    if _launched(processes):
+        return
+    ranks = join()
     syncer = None
     if sync_index:
         from cogr_search.cluster.client import connect
         from cogr_search.cluster.sync import run_round_syncer
 
-        syncer = run_round_syncer(connect(settings_from(opensearch_url=opensearch_url)), sync_index)
-    if as_json:
+        # rank 0 alone syncs; the other ranks need the step in their list, not a client
+        syncer = (run_round_syncer(connect(settings_from(opensearch_url=opensearch_url)), sync_index)
+                  if ranks.is_main else _rank0_syncs)
+    if as_json or not ranks.is_main:
         with contextlib.redirect_stdout(sys.stderr):
             report = run_phase2(config, run, syncer=syncer, progress=False)
+        if not ranks.is_main:
+            return
         emit_json({"run": str(report.run), "ran": report.ran, "skipped": report.skipped,
                    "details": report.details, "phases": report.phases})
         return

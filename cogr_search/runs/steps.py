@@ -18,6 +18,7 @@ from pathlib import Path
 from cogr_search.errors import InputError
 from cogr_search.runs.config import config_differences
 from cogr_search.runs.run_dir import RunDir
+from cogr_search.training.ranks import Ranks
 
 Step = tuple[str, Callable[[], dict]]
 """A manifest step name and the action that does it, returning the step's details."""
@@ -40,22 +41,35 @@ def run_steps(
     echo: Callable[[str], None],
     summary: Callable[[dict], str] = lambda info: "",
     after_each: Callable[[], object] = lambda: None,
+    ranks: Ranks | None = None,
+    collective: Callable[[str], bool] = lambda name: False,
 ) -> StepReport:
     """Run the steps not yet done, in order; `after_each` runs after each step that ran
-    (Phase 2 rewrites metrics.json there)."""
+    (Phase 2 rewrites metrics.json there).
+
+    With several `ranks`, every rank walks the same list: a `collective` step (training,
+    bulk generation) runs on all of them, any other on rank 0 alone; rank 0 alone
+    records, reports and calls `after_each`, and every rank waits for the others after
+    each step, so the next one starts from what rank 0 recorded. Each step records the
+    number of processes it ran on."""
+    ranks = ranks or Ranks()
     for name, action in steps:
         if run.is_done(name):
             report.skipped.append(name)
             continue
-        echo(f"[{run.name}] {name} ...")
+        if ranks.is_main:
+            echo(f"[{run.name}] {name} ...")
         start = time.perf_counter()
-        info = action()
-        info["seconds"] = round(time.perf_counter() - start, 2)
-        run.mark_done(name, **info)
-        report.ran.append(name)
-        report.details[name] = info
-        after_each()
-        echo(f"[{run.name}] {name} done in {info['seconds']:.1f} s{summary(info)}")
+        info = action() if ranks.is_main or collective(name) else {}
+        if ranks.is_main:
+            info["seconds"] = round(time.perf_counter() - start, 2)
+            info["processes"] = ranks.world if collective(name) else 1
+            run.mark_done(name, **info)
+            report.ran.append(name)
+            report.details[name] = info
+            after_each()
+            echo(f"[{run.name}] {name} done in {info['seconds']:.1f} s{summary(info)}")
+        ranks.barrier()
         gc.collect()  # a step may leave a model behind; the next one loads another
     return report
 

@@ -105,6 +105,16 @@ def save_generator(model: object, tokenizer: object, out_dir: Path, merge_lora: 
     os.replace(staging, out_dir)
 
 
+def finish_training(trainer: object, tokenizer: object, out_dir: Path, work_dir: Path, merge_lora: bool,
+                    ranks: object) -> None:
+    """Save the trained generator and drop the trainer's checkpoints: rank 0 alone
+    writes (the weights are the same on every rank), the others wait until it has."""
+    if ranks.is_main:
+        save_generator(trainer.model, tokenizer, out_dir, merge_lora=merge_lora)
+        shutil.rmtree(work_dir, ignore_errors=True)
+    ranks.barrier()
+
+
 def freeze_lower_layers(model: object, train_layers: int | None) -> int:
     """Let only the top `train_layers` decoder blocks (and the final norm) learn.
 

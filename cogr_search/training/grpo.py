@@ -11,7 +11,6 @@ checkpoint/resume/atomic-save behaviour as SFT (`checkpoints.py`). On a GPU with
 from __future__ import annotations
 
 import os
-import shutil
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -25,11 +24,12 @@ from cogr_search.training.checkpoints import (
     freeze_lower_layers,
     latest_checkpoint,
     lora_config,
-    save_generator,
+    finish_training,
     trainer_io_args,
     work_dir_for,
 )
 from cogr_search.runs.config import GRPOSideConfig
+from cogr_search.training.ranks import Ranks, per_device_batch
 
 
 @dataclass
@@ -74,12 +74,17 @@ def train_grpo(
     progress: bool = True,
     callbacks: Sequence[object] = (),
     use_vllm: bool | None = None,
+    ranks: Ranks | None = None,
 ) -> GRPOResult:
     """GRPO-train the generator at `model_path` on `rows` and save it to `out_dir`.
 
     `rows` are `{"prompt": [chat messages], <id column>: ...}`; every column except
     `prompt` reaches `reward` by name. `use_vllm=None` uses vLLM where it is available.
+    Under several `ranks` each process rolls out and rewards its share of every step's
+    completions (one colocated vLLM per rank), with the single-process run's effective
+    batch; rank 0 alone saves.
     """
+    ranks = ranks or Ranks()
     if not rows:
         raise CogrError(f"GRPO for {out_dir}: no training prompts")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
@@ -103,12 +108,15 @@ def train_grpo(
         str(model_path), dtype=torch.bfloat16 if bf16 and on_gpu else torch.float32
     )
     freeze_lower_layers(model, None if config.lora else config.train_layers)
+    batch, accumulation = per_device_batch(
+        config.prompts_per_step * config.num_generations, config.gradient_accumulation_steps, ranks.world,
+        f"GRPO of {out_dir.name} (prompts_per_step x num_generations, gradient_accumulation_steps)")
     args = GRPOConfig(
         use_cpu=not on_gpu,
         bf16=bf16,
         activation_checkpointing=False,
-        per_device_train_batch_size=config.prompts_per_step * config.num_generations,
-        gradient_accumulation_steps=config.gradient_accumulation_steps,
+        per_device_train_batch_size=batch,
+        gradient_accumulation_steps=accumulation,
         num_generations=config.num_generations,
         max_completion_length=config.max_completion_length,
         temperature=config.temperature,
@@ -142,8 +150,7 @@ def train_grpo(
     trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
     seconds = time.perf_counter() - start
     log = [entry for entry in trainer.state.log_history if "reward" in entry]
-    save_generator(trainer.model, tokenizer, out_dir, merge_lora=config.lora)
-    shutil.rmtree(work_dir, ignore_errors=True)
+    finish_training(trainer, tokenizer, out_dir, work_dir, config.lora, ranks)
     return GRPOResult(
         steps=int(trainer.state.global_step),
         prompts=len(rows),

@@ -21,7 +21,7 @@ import functools
 import random
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from cogr_search.data import Dataset, load_dataset
@@ -34,6 +34,7 @@ from cogr_search.runs.keyword_files import read_keyword_file, write_keyword_file
 from cogr_search.runs.config import RESUMABLE_CHANGES, Phase1Config
 from cogr_search.runs.steps import StepReport, check_resumed_config, run_steps
 from cogr_search.runs.run_dir import RunDir, atomic_write_json, read_json, weights_digest
+from cogr_search.training.ranks import Ranks, join
 from cogr_search.training.sft_targets import query_targets
 
 STEPS = (
@@ -48,6 +49,12 @@ STEPS = (
     "round-0",
 )
 
+COLLECTIVE_STEPS = frozenset({
+    "round-0/base_item_keywords", "round-0/sft_item", "round-0/sft_query", "round-0/item_keywords",
+    "round-0/query_keywords",
+})
+"""Steps every rank takes part in under `accelerate launch` / `--processes N` (sharded
+generation, data-parallel SFT); the others run on rank 0 alone."""
 
 Phase1Report = StepReport
 
@@ -61,6 +68,7 @@ class _Context:
     progress: bool
     echo: Callable[[str], None]
     context_source: ContextSource | None = None
+    ranks: Ranks = field(default_factory=Ranks)
 
     def split(self) -> dict:
         return read_json(self.run.split_path)
@@ -92,12 +100,16 @@ def run_phase1(
 
     `context_source` fetches search results (`opensearch.context.bm25_titles`); it is
     needed once, for the `round-0/query_context` step of runs with `query_context`."""
-    with run.lock():
-        prompts = _prepare(run, config)
+    ranks = join()
+    with ranks.main_only(run.lock()):
+        prompts = _prepare(run, config) if ranks.is_main else None
+        ranks.barrier()  # the other ranks read the run's own prompts once rank 0 wrote them
+        prompts = prompts or load_prompts(run.prompts_path)
         dataset = load_dataset(Path(config.data), config.relevance_threshold)
-        ctx = _Context(config, run, prompts, dataset, progress, echo, context_source)
+        ctx = _Context(config, run, prompts, dataset, progress and ranks.is_main, echo, context_source, ranks)
         steps = [(name, functools.partial(action, ctx)) for name, action in _ACTIONS.items()]
-        return run_steps(run, steps, Phase1Report(run=run.root), echo)
+        return run_steps(run, steps, Phase1Report(run=run.root), echo, ranks=ranks,
+                         collective=COLLECTIVE_STEPS.__contains__)
 
 
 def _prepare(run: RunDir, config: Phase1Config) -> PromptSet:
@@ -190,7 +202,7 @@ def _generate(ctx: _Context, model: Path, requests: list, out: Path, params: Sam
     gen = ctx.config.generation
     return generate_with_model(
         model, requests, out, params, backend=gen.backend, dtype=gen.dtype, batch_size=gen.batch_size,
-        keep=keep, k_max=ctx.config.k_max, progress=ctx.progress, desc=desc,
+        keep=keep, k_max=ctx.config.k_max, progress=ctx.progress, desc=desc, ranks=ctx.ranks,
     )
 
 
@@ -241,7 +253,7 @@ def _sft(ctx: _Context, side: str, examples: list) -> dict:
     from cogr_search.training.sft import train_sft
 
     out = ctx.run.checkpoint_path(0, side)
-    result = train_sft(Path(ctx.config.model), examples, out, ctx.config.sft, progress=ctx.progress)
+    result = train_sft(Path(ctx.config.model), examples, out, ctx.config.sft, progress=ctx.progress, ranks=ctx.ranks)
     return {**result.as_dict(), "weights_sha256": weights_digest(out)}
 
 

@@ -49,6 +49,7 @@ from cogr_search.runs.config import (
 from cogr_search.runs.steps import Step, StepReport, check_resumed_config, run_steps
 from cogr_search.training.keyword_space import keyword_space
 from cogr_search.training.rewards import ItemMarginalReward, QueryF1Reward
+from cogr_search.training.ranks import Ranks, join
 from cogr_search.training.screening import screen_rows
 from cogr_search.runs.run_dir import RunDir, atomic_write_json, read_json, weights_digest
 
@@ -86,6 +87,7 @@ class _Context:
     echo: Callable[[str], None]
     syncer: Syncer | None
     callbacks: Sequence[object] = ()
+    ranks: Ranks = field(default_factory=Ranks)
 
     @property
     def k_max(self) -> int:
@@ -121,15 +123,29 @@ def run_phase2(
     callbacks: Sequence[object] = (),
 ) -> Phase2Report:
     """Run (or resume) `config.rounds` rounds of Phase 2 in `run` (Phase 1 must be done)."""
-    with run.lock():
+    ranks = join()
+    with ranks.main_only(run.lock()):
         if not run.is_done("round-0"):
             raise CogrError(f"run {run.name!r}: Phase 1 is not complete (run `cogr-search train sft` first)")
-        _check_config(run, config)
-        ctx = open_context(run, config, syncer, progress, echo, callbacks)
+        if ranks.is_main:
+            _check_config(run, config)
+        ranks.barrier()
+        ctx = open_context(run, config, syncer, progress and ranks.is_main, echo, callbacks, ranks)
         report = run_steps(run, _steps(ctx), Phase2Report(run=run.root), echo, _summary,
-                           after_each=lambda: write_metrics(run))
-        report.phases = write_metrics(run)
+                           after_each=lambda: write_metrics(run), ranks=ranks, collective=_collective)
+        report.phases = write_metrics(run) if ranks.is_main else []
         return report
+
+
+COLLECTIVE_ACTIONS = frozenset({"metrics", "rl_query", "query_keywords", "query_metrics", "rl_item", "item_keywords",
+                                "item_metrics"})
+"""Steps every rank takes part in under `accelerate launch` / `--processes N`: GRPO and
+the (sharded) keyword generation, with the metrics that may generate extra samples; the
+round record and the sync run on rank 0 alone."""
+
+
+def _collective(step: str) -> bool:
+    return step.rsplit("/", 1)[-1] in COLLECTIVE_ACTIONS
 
 
 def _steps(ctx: _Context) -> Iterator[Step]:
@@ -148,12 +164,13 @@ def open_context(
     progress: bool = False,
     echo: Callable[[str], None] = _stderr,
     callbacks: Sequence[object] = (),
+    ranks: Ranks | None = None,
 ) -> _Context:
     """Everything a Phase 2 step reads: the run's Phase 1 config, data, split, prompts."""
     phase1 = run.config()
     dataset = load_dataset(Path(phase1.data), phase1.relevance_threshold)
     return _Context(config, phase1, run, load_prompts(run.prompts_path), dataset, read_json(run.split_path),
-                    progress, echo, syncer, callbacks)
+                    progress, echo, syncer, callbacks, ranks or Ranks())
 
 
 def _summary(info: dict) -> str:
@@ -222,16 +239,23 @@ def _grpo(ctx: _Context, side: str, round_: int, rows: list[dict], reward, confi
     screening = {}
     if config.screen:
         record = ctx.run.round_dir(round_) / f"screen_{side}.json"
-        rows, screening = screen_rows(start_model, rows, f"{side}_id", reward, config, ctx.config.generation, record)
+        # rank 0 screens and writes the record; every rank trains on the prompts it kept
+        screened = (screen_rows(start_model, rows, f"{side}_id", reward, config, ctx.config.generation, record)
+                    if ctx.ranks.is_main else None)
+        rows, screening = ctx.ranks.broadcast(screened)
         reward.reset_counters()
-        ctx.echo(f"[{ctx.run.name}] {side} screening kept {screening['kept']} of {screening['candidates']} prompts")
-    result = train_grpo(start_model, rows, reward, out, config, progress=ctx.progress, callbacks=ctx.callbacks)
+        if ctx.ranks.is_main:
+            ctx.echo(f"[{ctx.run.name}] {side} screening kept {screening['kept']} of {screening['candidates']} prompts")
+    result = train_grpo(start_model, rows, reward, out, config, progress=ctx.progress, callbacks=ctx.callbacks,
+                        ranks=ctx.ranks)
+    # each rank rewarded its own share of the completions
+    counters = ctx.ranks.gather((reward.seconds, reward.completions))
     return {
         **result.as_dict(),
         **({"screening": screening} if screening else {}),
-        "reward_seconds": round(reward.seconds, 3),
-        "reward_completions": reward.completions,
-        "weights_sha256": weights_digest(out),
+        "reward_seconds": round(max(seconds for seconds, _ in counters), 3),
+        "reward_completions": sum(count for _, count in counters),
+        "weights_sha256": weights_digest(out) if ctx.ranks.is_main else None,
     }
 
 
@@ -361,7 +385,7 @@ def _generate(ctx: _Context, model: Path, requests: list, out: Path, params: Sam
     return generate_with_model(
         model, requests, out, params.with_(max_new_tokens=gen.max_new_tokens, seed=gen.seed + seed_offset),
         backend=gen.backend, dtype=gen.dtype, batch_size=gen.batch_size, k_max=ctx.k_max,
-        progress=ctx.progress, desc=desc,
+        progress=ctx.progress, desc=desc, ranks=ctx.ranks,
     )
 
 

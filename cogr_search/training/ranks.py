@@ -12,8 +12,10 @@ one trl's trainers use, gloo on CPU, NCCL on GPUs.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
+from contextlib import AbstractContextManager
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TypeVar
@@ -42,6 +44,11 @@ class Ranks:
         """This rank's share of `rows`: positions rank, rank + N, ... (sizes differ by at
         most one, and gathering them back by position restores the order)."""
         return list(rows[self.rank :: self.world])
+
+    def main_only(self, manager: AbstractContextManager[T]) -> AbstractContextManager[T | None]:
+        """`manager` on rank 0 (the run's lock: one holder, as with one process), a
+        no-op elsewhere."""
+        return manager if self.is_main else contextlib.nullcontext()
 
     def barrier(self) -> None:
         """Wait for every rank (a no-op for one process)."""

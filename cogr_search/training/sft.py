@@ -11,7 +11,6 @@ Crash safety and saving are shared with GRPO (`checkpoints.py`): checkpoints eve
 from __future__ import annotations
 
 import os
-import shutil
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -25,11 +24,12 @@ from cogr_search.training.checkpoints import (
     freeze_lower_layers,
     latest_checkpoint,
     lora_config,
-    save_generator,
+    finish_training,
     trainer_io_args,
     work_dir_for,
 )
 from cogr_search.runs.config import SFTConfig
+from cogr_search.training.ranks import Ranks, per_device_batch
 
 
 @dataclass(frozen=True)
@@ -66,10 +66,14 @@ def train_sft(
     config: SFTConfig,
     progress: bool = True,
     callbacks: Sequence[object] = (),
+    ranks: Ranks | None = None,
 ) -> SFTResult:
     """Fine-tune the model at `model_path` on `examples` and save it to `out_dir`.
 
-    `callbacks` are transformers `TrainerCallback`s (progress hooks, tests)."""
+    `callbacks` are transformers `TrainerCallback`s (progress hooks, tests). Under
+    several `ranks` (the launcher's processes) the trainer is data-parallel with the
+    single-process run's effective batch, and rank 0 alone saves."""
+    ranks = ranks or Ranks()
     if not examples:
         raise CogrError(f"SFT for {out_dir}: no training examples")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
@@ -90,11 +94,13 @@ def train_sft(
     dataset = HFDataset.from_list(
         [{"prompt": ex.prompt, "completion": [{"role": "assistant", "content": ex.completion}]} for ex in examples]
     )
+    batch, accumulation = per_device_batch(config.batch_size, config.gradient_accumulation_steps, ranks.world,
+                                           f"SFT of {out_dir.name} (sft.batch_size, sft.gradient_accumulation_steps)")
     args = TrlSFTConfig(
         use_cpu=not on_gpu,
         bf16=bf16_training(config.precision),
-        per_device_train_batch_size=config.batch_size,
-        gradient_accumulation_steps=config.gradient_accumulation_steps,
+        per_device_train_batch_size=batch,
+        gradient_accumulation_steps=accumulation,
         learning_rate=config.learning_rate,
         num_train_epochs=config.epochs,
         max_steps=config.max_steps,
@@ -116,8 +122,7 @@ def train_sft(
     output = trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
     seconds = time.perf_counter() - start
     losses = [float(entry["loss"]) for entry in trainer.state.log_history if "loss" in entry]
-    save_generator(trainer.model, tokenizer, out_dir, merge_lora=config.lora)
-    shutil.rmtree(work_dir, ignore_errors=True)
+    finish_training(trainer, tokenizer, out_dir, work_dir, config.lora, ranks)
     return SFTResult(
         steps=int(trainer.state.global_step),
         examples=len(examples),
