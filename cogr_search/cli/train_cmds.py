@@ -216,6 +216,8 @@ RL_FLAGS = [
     flag("--max-new-tokens", "generation.max_new_tokens", help="Tokens per regenerated keyword list."),
     flag("--backend", "generation.backend", help="Regeneration engine."),
     flag("--seed", "query.seed", "item.seed", "generation.seed", help="Seed of the GRPO trainers and regeneration."),
+    flag("--save-steps", "query.save_steps", "item.save_steps",
+         help="GRPO trainer checkpoint interval (steps), where a killed phase resumes."),
 ]
 """`train rl`'s flags: each sets the `Phase2Config` fields it names (a flag left out keeps
 the base's value: `--config FILE`, else the run's own rl_config.json, else the defaults)."""

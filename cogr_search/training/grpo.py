@@ -117,6 +117,7 @@ def train_grpo(
         activation_checkpointing=False,
         per_device_train_batch_size=batch,
         gradient_accumulation_steps=accumulation,
+        ddp_find_unused_parameters=False,  # frozen blocks do not require grad; nothing else goes unused
         num_generations=config.num_generations,
         max_completion_length=config.max_completion_length,
         temperature=config.temperature,

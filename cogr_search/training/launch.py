@@ -47,13 +47,19 @@ def launch(processes: int, argv: Sequence[str]) -> None:
     try:
         launch_command(args)
     except ChildFailedError as err:
-        rank, failure = err.get_first_failure()
+        rank, failure = _root_failure(err.failures)
         raise CogrError(
             f"rank {rank} of {processes} failed ({_describe(failure.exitcode)}); the other ranks were stopped. "
             "Run the same command again to resume (with any --processes)"
         ) from None
     finally:
         os.environ.pop(LAUNCHED_ENV, None)
+
+
+def _root_failure(failures: dict) -> tuple[int, object]:
+    """The rank that failed first. A rank killed by a signal comes before one that exited
+    with an error (that is how a peer's death shows on the survivors), then the earliest."""
+    return min(failures.items(), key=lambda kv: (kv[1].exitcode >= 0, kv[1].timestamp, kv[0]))
 
 
 def _describe(exitcode: int) -> str:

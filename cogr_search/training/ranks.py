@@ -86,13 +86,22 @@ def current() -> Ranks:
     return Ranks(rank=rank, world=world)
 
 
+TIMEOUT_ENV = "COGR_RANK_TIMEOUT_S"
+"""Seconds a rank waits at a barrier or collective before failing (default 1800: rank 0
+may sync a large catalog while the others wait)."""
+
+
 @functools.cache
 def _state():  # noqa: ANN202 - accelerate PartialState
-    """Join the process group once, through accelerate (what trl's trainers join too)."""
+    """Join the process group once, through accelerate (what trl's trainers join too:
+    the first PartialState sets the group, so the timeout below is the run's)."""
+    from datetime import timedelta
+
     import torch
     from accelerate import PartialState
 
-    return PartialState(cpu=not torch.cuda.is_available())
+    timeout = float(os.environ.get(TIMEOUT_ENV, "") or 1800)
+    return PartialState(cpu=not torch.cuda.is_available(), timeout=timedelta(seconds=timeout))
 
 
 def join() -> Ranks:

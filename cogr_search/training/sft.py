@@ -101,6 +101,7 @@ def train_sft(
         bf16=bf16_training(config.precision),
         per_device_train_batch_size=batch,
         gradient_accumulation_steps=accumulation,
+        ddp_find_unused_parameters=False,  # frozen blocks do not require grad; nothing else goes unused
         learning_rate=config.learning_rate,
         num_train_epochs=config.epochs,
         max_steps=config.max_steps,
