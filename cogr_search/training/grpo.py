@@ -146,7 +146,7 @@ def train_grpo(
     )
     # counted on the trainer's model: with LoRA only the adapters are trainable
     trainable = sum(p.numel() for p in trainer.model.parameters() if p.requires_grad)
-    checkpoint = latest_checkpoint(work_dir)
+    checkpoint = ranks.broadcast(latest_checkpoint(work_dir))  # rank 0's view: the one it wrote
     start = time.perf_counter()
     trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
     seconds = time.perf_counter() - start

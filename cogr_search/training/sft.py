@@ -118,7 +118,7 @@ def train_sft(
         model=model, args=args, train_dataset=dataset, processing_class=tokenizer, peft_config=peft_config,
         callbacks=list(callbacks) or None,
     )
-    checkpoint = latest_checkpoint(work_dir)
+    checkpoint = ranks.broadcast(latest_checkpoint(work_dir))  # rank 0's view: the one it wrote
     start = time.perf_counter()
     output = trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
     seconds = time.perf_counter() - start
