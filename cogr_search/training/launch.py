@@ -57,9 +57,12 @@ def launch(processes: int, argv: Sequence[str]) -> None:
 
 
 def _root_failure(failures: dict) -> tuple[int, object]:
-    """The rank that failed first. A rank killed by a signal comes before one that exited
-    with an error (that is how a peer's death shows on the survivors), then the earliest."""
-    return min(failures.items(), key=lambda kv: (kv[1].exitcode >= 0, kv[1].timestamp, kv[0]))
+    """The rank whose failure ended the run: one that exited with an error or was killed
+    from outside comes before one the launcher itself stopped with SIGTERM, then the
+    earliest, then the lowest rank."""
+    import signal
+
+    return min(failures.items(), key=lambda kv: (kv[1].exitcode == -signal.SIGTERM, kv[1].timestamp, kv[0]))
 
 
 def _describe(exitcode: int) -> str:

@@ -16,11 +16,11 @@ import contextlib
 import functools
 import os
 from contextlib import AbstractContextManager
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
-from cogr_search.errors import InputError
+from cogr_search.errors import CogrError, InputError
 
 T = TypeVar("T")
 
@@ -53,7 +53,8 @@ class Ranks:
     def barrier(self) -> None:
         """Wait for every rank (a no-op for one process)."""
         if self.distributed:
-            _state().wait_for_everyone()
+            with self._peers():
+                _state().wait_for_everyone()
 
     def gather(self, value: T) -> list[T]:
         """Every rank's `value`, by rank, on every rank (picklable objects)."""
@@ -63,7 +64,8 @@ class Ranks:
 
         _state()
         out: list = [None] * self.world
-        dist.all_gather_object(out, value)
+        with self._peers():
+            dist.all_gather_object(out, value)
         return out
 
     def broadcast(self, value: T) -> T:
@@ -74,8 +76,19 @@ class Ranks:
 
         _state()
         box = [value]
-        dist.broadcast_object_list(box, src=0)
+        with self._peers():
+            dist.broadcast_object_list(box, src=0)
         return box[0]
+
+    @contextlib.contextmanager
+    def _peers(self) -> Iterator[None]:
+        """A collective that fails because another rank is gone, as one line: the
+        launcher names the rank that failed first; this one only followed."""
+        try:
+            yield
+        except RuntimeError as err:
+            first = (str(err).splitlines() or [type(err).__name__])[0]
+            raise CogrError(f"rank {self.rank}: another rank stopped ({first[:200]})") from err
 
 
 def current() -> Ranks:
