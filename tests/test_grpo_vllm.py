@@ -44,3 +44,55 @@ def test_one_grpo_step_with_vllm_rollouts(tmp_path: Path) -> None:
                         progress=False, use_vllm=True)
     assert result.used_vllm and result.steps == 1
     assert reward.completions == 4 and (tmp_path / "out" / "config.json").is_file()
+
+
+def _gpu_count() -> int:
+    import torch
+
+    return torch.cuda.device_count() if torch.cuda.is_available() else 0
+
+
+@pytest.mark.skipif(REASON is None and _gpu_count() < 2,
+                    reason="two ranks with colocated vLLM need two GPUs (NCCL puts one rank on each)")
+def test_two_ranks_train_with_colocated_vllm(tmp_path: Path) -> None:
+    """`train_grpo` under `accelerate launch --num_processes 2`: each rank rolls out with
+    its own colocated vLLM engine, and rank 0 alone saves the generator."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    model = _tiny_model(tmp_path / "tiny")
+    script = tmp_path / "two_ranks.py"
+    script.write_text(
+        "import json, sys\n"
+        "from pathlib import Path\n"
+        "from cogr_search.shadow import ItemIndex, QueryView\n"
+        "from cogr_search.runs.config import GRPOSideConfig\n"
+        "from cogr_search.training.grpo import train_grpo\n"
+        "from cogr_search.training.ranks import join\n"
+        "from cogr_search.training.rewards import QueryF1Reward\n"
+        "ranks = join()\n"
+        "items = ItemIndex.build({'i1': ['lamp'], 'i2': ['desk']}, {'i1': 'Lamp', 'i2': 'Desk'})\n"
+        "reward = QueryF1Reward(QueryView.build({'q1': ['lamp']}, {'q1': 'lamp'}, items, {'q1': {'i1'}}))\n"
+        "rows = [{'prompt': [{'role': 'user', 'content': 'Query: lamp'}], 'query_id': 'q1'}] * 4\n"
+        "config = GRPOSideConfig(learning_rate=1e-5, max_steps=1, num_generations=2, prompts_per_step=2,\n"
+        "                        max_completion_length=16)\n"
+        "out = Path(sys.argv[2])\n"
+        "result = train_grpo(Path(sys.argv[1]), rows, reward, out, config, progress=False, use_vllm=True, ranks=ranks)\n"
+        "(out.parent / f'rank{ranks.rank}.json').write_text(json.dumps(\n"
+        "    {'vllm': result.used_vllm, 'steps': result.steps, 'completions': reward.completions}))\n"
+    )
+    repo = Path(__file__).resolve().parents[1]
+    env = {**os.environ, "PYTHONPATH": str(repo)}
+    done = subprocess.run(
+        [sys.executable, "-m", "accelerate.commands.launch", "--multi_gpu", "--num_processes", "2",
+         "--num_machines", "1", "--mixed_precision", "no", "--dynamo_backend", "no",
+         str(script), str(model), str(tmp_path / "out" / "query")],
+        env=env, capture_output=True, text=True, timeout=900,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    ranks = [json.loads((tmp_path / "out" / f"rank{r}.json").read_text()) for r in (0, 1)]
+    assert all(r["vllm"] and r["steps"] == 1 for r in ranks)
+    assert sum(r["completions"] for r in ranks) == 2 * 2  # the step's completions, shared between the ranks
+    assert (tmp_path / "out" / "query" / "config.json").is_file()
