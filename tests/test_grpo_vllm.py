@@ -17,7 +17,13 @@ pytestmark = [pytest.mark.gpu, pytest.mark.skipif(REASON is not None, reason=f"G
 
 
 def _tiny_model(folder: Path) -> Path:
-    """A 2-layer llama with the CPU model's tokenizer and random weights (a code-path check)."""
+    """A 2-layer llama with the CPU model's tokenizer and random weights (a code-path check).
+    `COGR_TINY_MODEL` names a prepared folder instead, for a GPU machine without the CPU
+    model (reproduce/gpu_check_prepare.sh writes one)."""
+    import os
+
+    if os.environ.get("COGR_TINY_MODEL"):
+        return Path(os.environ["COGR_TINY_MODEL"])
     from transformers import AutoTokenizer, LlamaConfig, LlamaForCausalLM
 
     from cogr_search.generators.model_cache import ensure_default_model
