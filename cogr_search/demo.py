@@ -128,9 +128,11 @@ def _phase1(options: DemoOptions, data: Path, cluster, echo: Echo):
     from cogr_search.generators.model_cache import ensure_default_model
     from cogr_search.runs.run_dir import RunDir
     from cogr_search.training.phase1 import run_phase1
+    from cogr_search.training.ranks import current
 
     config = options.phase1(data, ensure_default_model())
     run = RunDir.create(options.run, options.runs_dir)
+    current().barrier()  # the other training ranks wait here while rank 0 starts the node and ingests
     run_phase1(config, run, echo=echo, context_source=run_context_source(config, cluster, None))
     return run
 
@@ -141,8 +143,26 @@ def _phase2(options: DemoOptions, run, syncer, echo: Echo) -> list[dict]:
     return run_phase2(options.phase2(), run, syncer=syncer, progress=False, echo=echo).phases
 
 
-def run_demo(settings: Settings, options: DemoOptions, echo: Echo) -> DemoResult:
-    """Run (or resume) every step of the demo; returns what the command prints."""
+def _train_on_other_rank(options: DemoOptions, data: Path) -> None:
+    """What a rank other than 0 does in the demo (`--processes N`): its share of Phase 1
+    and Phase 2; the node, the sync, the evaluation and the report are rank 0's."""
+    from cogr_search.generators.model_cache import ensure_default_model
+    from cogr_search.runs.run_dir import RunDir
+    from cogr_search.training.phase1 import run_phase1
+    from cogr_search.training.phase2 import run_phase2
+    from cogr_search.training.ranks import current, rank0_only
+
+    config = options.phase1(data, ensure_default_model())
+    current().barrier()  # rank 0 has made the run folder
+    run = RunDir.open(options.run, options.runs_dir)
+    run_phase1(config, run, progress=False)
+    if options.phase2().rounds > 0:
+        run_phase2(options.phase2(), run, syncer=rank0_only, progress=False)
+
+
+def run_demo(settings: Settings, options: DemoOptions, echo: Echo) -> DemoResult | None:
+    """Run (or resume) every step of the demo; returns what the command prints (None on a
+    training rank other than 0, under `--processes N` or `accelerate launch`)."""
     from cogr_search.evaluation.cogr import evaluate_cogr
     from cogr_search.evaluation.methods import evaluate_bm25, evaluate_hybrid, split_of_run
     from cogr_search.evaluation.report import write_report
@@ -150,7 +170,12 @@ def run_demo(settings: Settings, options: DemoOptions, echo: Echo) -> DemoResult
     from cogr_search.cluster.ingest import ingest_items
     from cogr_search.cluster.sync import run_round_syncer
 
+    from cogr_search.training.ranks import join
+
     data = options.data or sample_catalog_path()
+    if not join().is_main:
+        _train_on_other_rank(options, data)
+        return None
     dataset = load_dataset(data)
     cluster = _cluster(settings, echo)
 

@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 
 from cogr_search.cli.options import emit_json, json_output, opensearch_url, runs_dir, settings_from
+from cogr_search.cli.train_cmds import launched, processes_option
 from cogr_search.demo import DemoOptions
 
 
@@ -49,9 +50,11 @@ def demo_options(index: str, run_name: str, runs_dir: Path | None, **flags: obje
               help="bm25:K: the query prompt shows the titles of the query's top-K BM25 hits (bm25:5: better "
                    "CoGR, ~15 min instead of ~12) [default: none].")
 @opensearch_url
+@processes_option
 @json_output
 def demo(index: str, run_name: str, runs_dir: Path | None, sft_steps: int | None, rl_rounds: int | None,
-         rl_steps: int | None, query_context: str | None, opensearch_url: str | None, as_json: bool) -> None:
+         rl_steps: int | None, query_context: str | None, opensearch_url: str | None, processes: int,
+         as_json: bool) -> None:
     """Local node + sample catalog + Phase 1 and one RL round on the CPU model + sync +
     BM25 vs CoGR (after SFT and after RL, and the round's distilled students) on the
     held-out queries, and one cold expansion by the student and by the LLM."""
@@ -59,9 +62,13 @@ def demo(index: str, run_name: str, runs_dir: Path | None, sft_steps: int | None
 
     options = demo_options(index, run_name, runs_dir, sft_steps=sft_steps, rl_rounds=rl_rounds, rl_steps=rl_steps,
                            query_context=query_context)
+    if launched(processes):
+        return
     # The trainer prints its logs on stdout; keep stdout for the demo's own results.
     with contextlib.redirect_stdout(sys.stderr):
         result = run_demo(settings_from(opensearch_url=opensearch_url), options, echo=lambda line: click.echo(line, err=True))
+    if result is None:  # a training rank other than 0: rank 0 reports
+        return
     if as_json:
         emit_json(result.as_json())
         return

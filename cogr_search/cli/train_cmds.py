@@ -79,7 +79,7 @@ processes_option = click.option(
          "under `accelerate launch` or `torchrun` the launcher's count applies.")
 
 
-def _launched(processes: int) -> bool:
+def launched(processes: int) -> bool:
     """Start this command in `processes` processes when asked to (True: it ran there)."""
     from cogr_search.training.launch import argv_without_processes, launch, should_launch
 
@@ -96,10 +96,6 @@ def _run_dir(run_name: str, runs_dir: Path | None, ranks: Ranks) -> RunDir:
     run = RunDir.create(run_name, runs_dir) if ranks.is_main else None
     ranks.barrier()
     return run or RunDir.open(run_name, runs_dir)
-
-
-def _rank0_syncs(run: RunDir, round_: int) -> dict:
-    raise AssertionError("only rank 0 syncs")  # run_steps runs a sync step on rank 0 alone
 
 
 preset_option = click.option("--preset", default=None, help="A named preset of the configs (`demo`: what `cogr-search "
@@ -137,7 +133,7 @@ def sft(data: Path, run_name: str, runs_dir: Path | None, model: str | None, pre
     context_index = config.context_index
     if config.query_context and not context_index:
         raise InputError("--query-context needs --context-index (the catalog index to search)")
-    if _launched(processes):
+    if launched(processes):
         return
     ranks = join()
     source = None
@@ -264,12 +260,12 @@ def rl(run_name: str, runs_dir: Path | None, preset: str | None, config_flags: C
        opensearch_url: str | None, processes: int, quiet: bool, as_json: bool) -> None:
     """Phase 2: co-evolving GRPO rounds (query side, then item side), resumable."""
     from cogr_search.training.phase2 import run_phase2
-    from cogr_search.training.ranks import join
+    from cogr_search.training.ranks import join, rank0_only
     from cogr_search.runs.run_dir import RunDir
 
     run = RunDir.open(run_name, runs_dir)
     config = config_flags.build(_rl_base(run, preset))
-    if _launched(processes):
+    if launched(processes):
         return
     ranks = join()
     syncer = None
@@ -279,7 +275,7 @@ def rl(run_name: str, runs_dir: Path | None, preset: str | None, config_flags: C
 
         # rank 0 alone syncs; the other ranks need the step in their list, not a client
         syncer = (run_round_syncer(connect(settings_from(opensearch_url=opensearch_url)), sync_index)
-                  if ranks.is_main else _rank0_syncs)
+                  if ranks.is_main else rank0_only)
     if as_json or not ranks.is_main:
         with contextlib.redirect_stdout(sys.stderr):
             report = run_phase2(config, run, syncer=syncer, progress=False)

@@ -145,3 +145,9 @@ def per_device_batch(batch: int, accumulation: int, world: int, what: str) -> tu
         f"{what}: a batch of {batch} with gradient accumulation {accumulation} cannot be split over {world} "
         f"processes with the same effective batch; make the batch or the accumulation a multiple of {world}"
     )
+
+
+def rank0_only(*args: object) -> dict:
+    """Stands in for a step that rank 0 alone runs (a sync): the other ranks need the step
+    in their list, to wait at its barrier, but never call it."""
+    raise AssertionError("a rank-0-only step ran on another rank")
