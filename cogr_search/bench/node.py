@@ -51,7 +51,7 @@ def start_times(engine: local_node.Launcher, nodes: int, repeat: int, heap: str)
             else:
                 multinode.stop_cluster(Path(home))
             runs.append({"start_s": round(up, 2), "stop_s": round(time.perf_counter() - started - up, 2)})
-    return {"engine": engine.description, "stock": engine.stock, "nodes": nodes, "heap": heap, "runs": runs,
+    return {"engine": engine.description, "nodes": nodes, "heap": heap, "runs": runs,
             "start_s_mean": round(sum(r["start_s"] for r in runs) / len(runs), 2)}
 
 
