@@ -5,8 +5,8 @@
 3. else the project's local launcher (plugins/), started once per test session in a
    temporary home on a free port, and stopped at the end.
 Elasticsearch likewise, started on first use: `COGR_ELASTICSEARCH_URL`, else testcontainers'
-Elasticsearch container where Docker answers, else the local launcher (plugins/es-node),
-one node per session (`es_node_handle`).
+Elasticsearch container where Docker answers, else the stock 8.17.2 distribution with the
+root-endpoint plugin (plugins/es-node), one node per session (`es_node_handle`).
 
 OpenSearch 3.x and Elasticsearch 9.x (the launchers' Java 21+ lines) likewise:
 `COGR_OPENSEARCH3_URL` / `COGR_ELASTICSEARCH9_URL`, else the local launcher, one node per
