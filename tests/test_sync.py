@@ -15,6 +15,7 @@ from cogr_search.cli.main import cli
 from cogr_search.data import Item
 from cogr_search.errors import CogrError, InputError
 from cogr_search.keywords import MAX_TERM_BYTES
+from cogr_search.cluster import title_pipeline
 from cogr_search.cluster.client import Cluster
 from cogr_search.cluster.documents import item_keywords
 from cogr_search.cluster.indices import alias_target, shape_of, versions, write_blocked
@@ -192,6 +193,28 @@ def test_a_write_just_before_the_freeze_reaches_the_new_version(cluster, index_n
     assert result.index != source and "late" in _docs(cluster, result.index)
     assert _docs(cluster, result.index)["late"]["cogr_keywords"] == ["late item"]
     assert result.caught_up == 1 and not write_blocked(cluster, source)
+
+
+def _title_pipeline_runs(cluster) -> int:
+    found = cluster.client.nodes.stats(metric="ingest", filter_path=f"nodes.*.ingest.pipelines.{title_pipeline.PIPELINE}.count")
+    return sum(n["ingest"]["pipelines"][title_pipeline.PIPELINE]["count"] for n in found.get("nodes", {}).values())
+
+
+def test_the_copy_skips_the_title_pipeline_that_later_writes_run(opensearch_cluster, index_name):
+    """The copy's documents already carry what the title pipeline writes (Python builds
+    them): sending them through it only cost indexing speed. Writes after the swap run it.
+    (OpenSearch: the local Elasticsearch node cannot run the pipeline at all.)"""
+    cluster = opensearch_cluster
+    _ingest(cluster, index_name)
+    before = _title_pipeline_runs(cluster)
+
+    result = sync_keywords(cluster, index_name, {i: ["k"] for i in ITEMS}, 1, "m", progress=False)
+
+    assert _title_pipeline_runs(cluster) == before and result.documents == len(ITEMS)
+    assert all(doc["id"] == doc_id and doc["cogr_keywords"][0] == "k" for doc_id, doc in _docs(cluster, result.index).items())
+    cluster.client.index(index=index_name, id="new", body={"title": "New Lamp"}, refresh=True)
+    assert _title_pipeline_runs(cluster) == before + 1
+    assert cluster.client.get(index=index_name, id="new")["_source"]["cogr_keywords"] == ["new lamp"]
 
 
 def test_crash_after_verify_before_swap_is_swapped_by_the_rerun(cluster, index_name, monkeypatch):

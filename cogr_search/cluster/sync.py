@@ -57,6 +57,9 @@ from cogr_search.cluster.sync_lease import SyncLease
 SYNC_META = "cogr_sync"
 Notify = Callable[[str], None]
 SAMPLE = 10
+NO_PIPELINE = "_none"
+"""A write's `pipeline` that skips the index's default pipeline: the title pipeline's
+Painless script ran on every copied document (bench sync at 55k: sync_ratio 0.55 -> 0.66 without it)."""
 
 
 class SyncRejected(CogrError):
@@ -216,6 +219,7 @@ class _Copy:
         self.seen: set[str] = set()
         self.missing: set[str] = set()
         self.catching_up = False
+        self.pipeline: str | None = None
 
     def document(self, item_id: str, stored: dict) -> dict | None:
         generated = self.keywords.get(item_id)
@@ -228,6 +232,7 @@ class _Copy:
             if self.missing:
                 return None  # refused: count the rest, write nothing more
         doc = {k: v for k, v in stored.items() if k not in doc_fields.KEYWORD_FIELDS}
+        doc.setdefault(doc_fields.ID, item_id)
         title = doc.get(doc_fields.TITLE) or ""
         counted = not self.catching_up
         if title_is_cut(title) and counted:
@@ -249,7 +254,8 @@ class _Copy:
             for hit in page:
                 doc = self.document(hit["_id"], hit["_source"])
                 if doc is not None:
-                    yield {"_op_type": "index", "_index": target, "_id": hit["_id"], "_source": doc}
+                    yield {"_op_type": "index", "_index": target, "_id": hit["_id"], "_source": doc,
+                           "pipeline": self.pipeline}
 
 
 def _rejected(cluster: Cluster, alias: str, source: str, target: str, failures: list[BulkFailure]) -> SyncRejected:
@@ -383,6 +389,8 @@ def sync_keywords(
             notify(f"documents written to {alias} carry their title keyword ({title_pipeline.PIPELINE})")
         target = plan.target or _fresh_target(cluster, alias, source, round_, meta)
         copy = _Copy(keywords, config, doc_fields.provenance(round_, model), result)
+        if title_pipeline.default_pipeline(cluster, target.name) == title_pipeline.PIPELINE:
+            copy.pipeline = NO_PIPELINE  # the copy's documents already hold what it would write
         online = _OnlineCopy(cluster, alias, source, target.name, copy, config, progress, on_chunk)
         lease.phase("copy")
         online.full_pass()
