@@ -29,6 +29,7 @@ import hashlib
 import json
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 
 from tqdm import tqdm
@@ -88,9 +89,20 @@ class SyncResult:
     deleted_documents: int = 0
     freeze_s: float = 0.0
     seconds: float = 0.0
+    phase_s: dict[str, float] = field(default_factory=dict)
 
     def as_dict(self) -> dict:
-        return {**asdict(self), "seconds": round(self.seconds, 3), "freeze_s": round(self.freeze_s, 3)}
+        return {**asdict(self), "seconds": round(self.seconds, 3), "freeze_s": round(self.freeze_s, 3),
+                "phase_s": {phase: round(s, 3) for phase, s in self.phase_s.items()}}
+
+    @contextmanager
+    def timed(self, phase: str) -> Iterator[None]:
+        """Adds the phase's seconds to `phase_s`: where a sync's time goes, for `bench sync`."""
+        started = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.phase_s[phase] = self.phase_s.get(phase, 0.0) + time.perf_counter() - started
 
 
 def clean_ids(keywords: Mapping[str, Sequence[str]]) -> dict[str, list[str]]:
@@ -296,6 +308,7 @@ class _OnlineCopy:
         self.marks = changes.marks(self.cluster, self.source)
         self.cluster.call(self.cluster.client.indices.refresh, index=self.source)
         self._write(changes.as_of(self.cluster, self.source, self.marks), doc_count(self.cluster, self.source), "sync")
+        self.boundaries = changes.id_boundaries(self.copy.seen)
 
     def catch_up(self, marks: changes.Marks | None = None) -> int:
         """Copy what was indexed or updated since the last pass; the number of documents."""
@@ -307,14 +320,9 @@ class _OnlineCopy:
         return sent
 
     def drop_deleted(self) -> int:
-        """Remove from the target what the source no longer has: a full id comparison the
-        first time, then only within the id ranges whose counts differ."""
+        """Remove from the target what the source no longer has (compared per id range)."""
         self.cluster.call(self.cluster.client.indices.refresh, index=self.target)
-        if self.boundaries:
-            extra = changes.extra_ids_since(self.cluster, self.target, self.source, self.boundaries)
-        else:
-            diff = changes.extra_ids(self.cluster, self.target, self.source)
-            extra, self.boundaries = diff.extra, diff.boundaries
+        extra = changes.extra_ids(self.cluster, self.target, self.source, self.boundaries)
         if extra:
             actions = ({"_op_type": "delete", "_index": self.target, "_id": doc_id} for doc_id in extra)
             bulk_write(self.cluster, actions, chunk_size=self.config.chunk_size)
@@ -392,19 +400,24 @@ def sync_keywords(
         if title_pipeline.default_pipeline(cluster, target.name) == title_pipeline.PIPELINE:
             copy.pipeline = NO_PIPELINE  # the copy's documents already hold what it would write
         online = _OnlineCopy(cluster, alias, source, target.name, copy, config, progress, on_chunk)
+        result.phase_s["prepare"] = time.perf_counter() - started
         lease.phase("copy")
-        online.full_pass()
+        with result.timed("copy"):
+            online.full_pass()
         lease.phase("catch-up")
-        for _ in range(config.catch_up_rounds):
-            if online.catch_up() <= config.freeze_below:
-                break
+        with result.timed("catch_up"):
+            for _ in range(config.catch_up_rounds):
+                if online.catch_up() <= config.freeze_below:
+                    break
         try:
             _check_coverage(source, copy.seen, copy.missing, keywords, config, result, notify)
         except InputError:
             cluster.call(cluster.client.indices.delete, index=target.name)
             raise
-        _searchable(cluster, target.name)
-        online.drop_deleted()
+        with result.timed("searchable"):
+            _searchable(cluster, target.name)
+        with result.timed("deletes"):
+            online.drop_deleted()
         lease.check()
         title_pipeline.install(cluster, target.name)
         freeze_started = time.perf_counter()
