@@ -124,6 +124,7 @@ def run(data: Path, settings: Settings, port: int | None, heap: str, max_items: 
         "docs": len(items),
         "copies": n_copies,
         "chunk_size": config.chunk_size,
+        "in_flight": config.in_flight,
         "write_rate": write_rate,
         "heap": heap,
         "node_start_s": round(info.start_seconds, 2),
