@@ -301,7 +301,7 @@ def test_sync_command_refuses_in_one_line_and_takes_defaults_from_the_config(clu
     assert "are refused for the final catch-up and the swap" in done.stderr
 
     help_text = runner.invoke(cli, ["sync", "--help"]).output
-    for name in ("keep", "k_max", "missing", "chunk_size"):
+    for name in ("keep", "k_max", "missing", "chunk_size", "in_flight"):
         assert f"default: {SyncConfig.model_fields[name].default}" in help_text.replace("\n", " ").replace("  ", " ")
 
 
@@ -330,6 +330,25 @@ def test_scans_and_bulk_writes_retry_transient_failures(cluster, index_name, fla
     assert result.documents == 3 and alias_target(cluster, index_name) == result.index != source
     failed = json.loads(urllib.request.urlopen(f"{flaky_url}/__failed", timeout=10).read())
     assert failed == {"_search": 2, "_bulk": 2}
+
+
+def test_bulk_writes_with_requests_in_flight_count_every_chunk_and_failure(cluster, index_name):
+    """The copy's bulk loop with several requests at once: chunks complete in any order,
+    and still every document is written or reported, and every chunk seen once."""
+    from cogr_search.cluster.bulk import bulk_write
+
+    index = f"{index_name}-r0-1"
+    cluster.client.indices.create(index=index, body={"mappings": {"dynamic": "strict", "properties": {"id": {"type": "keyword"}}}})
+    docs = [{"id": f"d{n}", **({"extra": 1} if n == 777 else {})} for n in range(1000)]
+    chunks: list[int] = []
+
+    result = bulk_write(cluster, ({"_index": index, "_id": d["id"], "_source": d} for d in docs), chunk_size=50,
+                        on_chunk=lambda chunk: chunks.append(chunk.sent), in_flight=4)
+
+    assert (result.created, [f.id for f in result.failures]) == (999, ["d777"])
+    assert chunks == [50] * 20
+    cluster.client.indices.refresh(index=index)
+    assert cluster.client.count(index=index)["count"] == 999
 
 
 def test_a_version_created_behind_a_lost_answer_is_accepted_on_retry(cluster, cluster_url, index_name):
