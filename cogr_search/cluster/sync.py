@@ -405,6 +405,11 @@ def sync_keywords(
         lease.phase("copy")
         with result.timed("copy"):
             online.full_pass()
+        title_pipeline.install(cluster, target.name)
+        with result.timed("searchable"):
+            _searchable(cluster, target.name)
+        # The catch-ups come after the slow steps (the copy's refresh), so that the freeze
+        # has only what was written since the last of them to copy again.
         lease.phase("catch-up")
         with result.timed("catch_up"):
             for _ in range(config.catch_up_rounds):
@@ -415,12 +420,9 @@ def sync_keywords(
         except InputError:
             cluster.call(cluster.client.indices.delete, index=target.name)
             raise
-        with result.timed("searchable"):
-            _searchable(cluster, target.name)
         with result.timed("deletes"):
             online.drop_deleted()
         lease.check()
-        title_pipeline.install(cluster, target.name)
         freeze_started = time.perf_counter()
         notify(f"writes to {source} (behind alias {alias}) are refused for the final catch-up and the swap")
         with lease.freeze(source):
