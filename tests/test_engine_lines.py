@@ -1,10 +1,8 @@
 """The engines' lines from one source tree: OpenSearch 2.19 (Java 17) and 3.x (Java 21+), and
 Elasticsearch 8.17 (Java 17) and 9.x (Java 21+).
 
-- each line builds into its own folder, with a plugin jar made for its OpenSearch version
-  (the zips: tests/test_plugin_package.py);
-- a plugin jar built for the other line is refused, by Python before a JVM starts and by
-  the launcher itself;
+- each OpenSearch line builds its plugin zip into its own folder, for its version, and
+  installs it into its stock distribution (the zips' contents: tests/test_plugin_package.py);
 - `--version` names a line; a home keeps the line that wrote its data;
 - without a JDK 21+ the 3.x line is skipped with one line, and 2.19 is unaffected;
 - the session's 3.x and 9.x nodes are what they claim, in `GET /`, their record and `status`;
@@ -25,14 +23,13 @@ import pytest
 from cogr_search import localnode as local_node
 from cogr_search.localnode import ELASTICSEARCH, ELASTICSEARCH_9, OPENSEARCH, OPENSEARCH_3, Launcher, LocalNodeError
 from cogr_search.localnode import build as local_node_build
+from cogr_search.localnode import stock
+from cogr_search.localnode.distribution import ensure_distribution
+from cogr_search.localnode.service_user import node_user
 from cogr_search.localnode.java import jdk_for
 from tests.conftest import REPO_ROOT, LocalNodeHandle, free_port_pair
 
 LINES = [OPENSEARCH, OPENSEARCH_3]
-
-
-def _plugin_jar(engine: Launcher) -> Path:
-    return next((local_node.launcher_jar(engine).parent / "lib").glob("cogr-plugin-*.jar"))
 
 
 @pytest.mark.parametrize("text", ["3.x", "3", "3.8", "3.8.0"])
@@ -61,12 +58,14 @@ def test_an_unknown_version_is_one_line_naming_the_lines() -> None:
 
 
 @pytest.mark.parametrize("engine", LINES, ids=lambda e: f"opensearch-{e.line}")
-def test_each_line_builds_into_its_own_folder_with_its_own_plugin_jar(engine: Launcher) -> None:
-    jar = local_node.ensure_built(engine=engine)
-    assert jar.parent.name == engine.build_dir and jar.parent.parent.name == "local-node"
-    lib = jar.parent / "lib"
-    assert local_node_build.server_version(lib) == engine.version
-    assert local_node_build.plugin_build_version(lib) == engine.version
+def test_each_line_builds_its_plugin_zip_into_its_own_folder_and_installs_it_in_its_distribution(engine: Launcher) -> None:
+    plugin_zip = local_node.ensure_built(engine=engine)
+    assert plugin_zip.parent.name == engine.build_dir and plugin_zip.parent.parent.name == "cogr-plugin"
+    assert plugin_zip.name.endswith(f"-opensearch-{engine.version}.zip")
+    dist = ensure_distribution(engine, node_user())
+    assert (dist / "lib" / f"opensearch-{engine.version}.jar").is_file()
+    installed = (dist / "plugins" / "cogr-search" / "plugin-descriptor.properties").read_text()
+    assert f"opensearch.version={engine.version}" in installed.splitlines()
 
 
 @pytest.mark.parametrize("engine", [ELASTICSEARCH, ELASTICSEARCH_9], ids=lambda e: f"elasticsearch-{e.line}")
@@ -75,41 +74,6 @@ def test_each_elasticsearch_line_builds_into_its_own_folder(engine: Launcher) ->
     assert jar.parent.name == engine.build_dir and jar.parent.parent.name == "es-node"
     servers = sorted(p.name for p in (jar.parent / "lib").glob("elasticsearch-[0-9]*.jar"))
     assert servers == [f"elasticsearch-{engine.version}.jar"]
-
-
-def test_a_plugin_jar_of_the_other_line_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    # A 3.x launcher folder whose lib/ holds the 2.19 plugin jar (what a build that reused the
-    # other line's classes would leave): refused by Python, and by the launcher itself.
-    real = local_node.ensure_built(engine=OPENSEARCH_3).parent
-    local_node.ensure_built(engine=OPENSEARCH)
-    mixed = tmp_path / "local-node" / OPENSEARCH_3.build_dir
-    (mixed / "lib").mkdir(parents=True)
-    # A copy, not a link: the JVM resolves the jar's manifest Class-Path (lib/...) from its real path.
-    shutil.copy2(real / OPENSEARCH_3.jar_name, mixed / OPENSEARCH_3.jar_name)
-    for jar in (real / "lib").glob("*.jar"):
-        if not jar.name.startswith("cogr-plugin-"):
-            (mixed / "lib" / jar.name).symlink_to(jar)
-    (mixed / "lib" / _plugin_jar(OPENSEARCH).name).symlink_to(_plugin_jar(OPENSEARCH))
-    monkeypatch.setenv("COGR_PLUGINS_DIR", str(tmp_path))
-    with pytest.raises(LocalNodeError) as err:
-        local_node_build.check_plugin_line(OPENSEARCH_3)
-    message = str(err.value)
-    assert "\n" not in message and "built for OpenSearch 2.19.6 but the server jar there is 3.8.0" in message
-
-    jdk = jdk_for(OPENSEARCH_3)
-    assert jdk is not None
-    home = tmp_path / "home"
-    launched = subprocess.run(
-        [jdk.java, "-cp", f"{mixed / OPENSEARCH_3.jar_name}{os.pathsep}{mixed / 'lib'}{os.sep}*", OPENSEARCH_3.main_class,
-         "--home", str(home), "--http-port", str(free_port_pair())],
-        capture_output=True, text=True, timeout=120, check=False,
-    )
-    assert launched.returncode == 1, launched.stderr
-    assert launched.stderr.strip().splitlines()[-1] == (
-        "local-node: the cogr-plugin jar was built for OpenSearch 2.19.6 but the server jar is 3.8.0; "
-        "rebuild plugins/ for this line (mvn -Dopensearch.line=3)"
-    )
-    assert not any((home / "data").iterdir())  # refused before the node was built
 
 
 def test_a_home_whose_data_another_line_wrote_is_refused(tmp_path: Path) -> None:
@@ -158,7 +122,7 @@ def test_the_session_node_of_a_newer_line_is_what_it_claims(launcher: Launcher, 
     plugins, _ = _get(url + "/_nodes/plugins")
     (node,) = plugins["nodes"].values()
     names = {p["name"] for p in node["plugins"]} | {m["name"] for m in node.get("modules", [])}
-    expected = ({"org.cogr.opensearch.CogrPlugin", "org.opensearch.transport.Netty4ModulePlugin"}
+    expected = ({"cogr-search", "transport-netty4", "search-pipeline-common"}
                 if launcher.name == "opensearch" else {"org.elasticsearch.transport.netty4.Netty4Plugin"})
     assert expected <= names, names
     if not handle.local:
@@ -175,28 +139,6 @@ def test_the_session_node_of_a_newer_line_is_what_it_claims(launcher: Launcher, 
     default = OPENSEARCH if launcher.name == "opensearch" else ELASTICSEARCH
     with pytest.raises(LocalNodeError, match=f"holds a running {launcher.description} node"):
         local_node.start(handle.home, port=9, engine=default)
-
-
-def test_a_launcher_folder_with_the_other_lines_plugin_jar_is_rebuilt(tmp_path: Path,
-                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
-    # What `ensure_built` sees in a checkout whose lib/ predates engine lines or holds the other
-    # line's plugin jar: not up to date, however new the jar's file time.
-    real = local_node.ensure_built(engine=OPENSEARCH_3).parent
-    local_node.ensure_built(engine=OPENSEARCH)
-    plugin_2, plugin_3 = _plugin_jar(OPENSEARCH), _plugin_jar(OPENSEARCH_3)
-    folder = tmp_path / "local-node" / OPENSEARCH_3.build_dir
-    (folder / "lib").mkdir(parents=True)
-    for jar in (real / "lib").glob("*.jar"):
-        if not jar.name.startswith("cogr-plugin-"):
-            (folder / "lib" / jar.name).symlink_to(jar)
-    shutil.copy2(real / OPENSEARCH_3.jar_name, folder / OPENSEARCH_3.jar_name)
-    monkeypatch.setenv("COGR_PLUGINS_DIR", str(tmp_path))
-    plugin = folder / "lib" / plugin_2.name
-    plugin.symlink_to(plugin_2)
-    assert local_node_build._needs_build(OPENSEARCH_3) is True
-    plugin.unlink()
-    plugin.symlink_to(plugin_3)
-    assert local_node_build._needs_build(OPENSEARCH_3) is False
 
 
 def test_bench_ingest_runs_side_by_side_on_both_opensearch_lines(opensearch_node_url: str, opensearch3_url: str) -> None:
@@ -225,7 +167,7 @@ def test_bench_ingest_runs_side_by_side_on_both_opensearch_lines(opensearch_node
 def test_a_newer_line_refuses_unmarked_data(tmp_path: Path) -> None:
     # A home a node used before homes were marked holds a default line's data: 3.x would
     # upgrade it for good, so it is refused; the default line takes it as before.
-    (tmp_path / "data" / "nodes").mkdir(parents=True)
+    (stock.data_dir(tmp_path.resolve()) / "nodes").mkdir(parents=True)
     with pytest.raises(LocalNodeError) as err:
         local_node.start(tmp_path, port=9, engine=OPENSEARCH_3)
     assert str(err.value) == (

@@ -1,8 +1,9 @@
 """The plugin as a real cluster installs it, for each OpenSearch line: the zip the Maven
 build makes (named with its OpenSearch version, in the line's own build folder) has the
 jar, the descriptor (2.19 on Java 17, 3.x on Java 21; the plugin class) and a security
-policy granting the outbound socket permission (3.x still reads it: its agent replaced the
-security manager); the local node keeps the plugin on its classpath."""
+policy granting the outbound socket permission and the thread permission its HTTP client needs
+under 2.x's security manager (3.x still reads it: its agent replaced the security manager);
+the local node's distribution has it installed by its plugin tool."""
 
 from __future__ import annotations
 
@@ -11,11 +12,13 @@ import zipfile
 import pytest
 
 from cogr_search.localnode import OPENSEARCH, OPENSEARCH_3, Launcher, ensure_built, plugins_dir
+from cogr_search.localnode.distribution import ensure_distribution
+from cogr_search.localnode.service_user import node_user
 
 
 @pytest.mark.parametrize("engine", [OPENSEARCH, OPENSEARCH_3], ids=lambda e: f"opensearch-{e.line}")
 def test_plugin_zip_has_descriptor_policy_and_jar(engine: Launcher) -> None:
-    jar = ensure_built(engine=engine)
+    built = ensure_built(engine=engine)
     zips = sorted((plugins_dir() / "cogr-plugin" / engine.build_dir).glob("cogr-search-plugin-*-opensearch-*.zip"))
     assert [z.name.removeprefix("cogr-search-plugin-").split("-opensearch-")[1] for z in zips] == [
         f"{engine.version}.zip"], zips
@@ -35,10 +38,13 @@ def test_plugin_zip_has_descriptor_policy_and_jar(engine: Launcher) -> None:
     assert descriptor["java.version"] == str(engine.java_release)
     assert "${" not in "".join(descriptor.values())
     assert 'java.net.SocketPermission "*", "connect,resolve"' in policy
+    assert 'java.lang.RuntimePermission "modifyThread"' in policy
     assert "org/cogr/opensearch/CogrPlugin.class" in classes
     assert "org/cogr/opensearch/ingest/CogrKeywordsProcessor.class" in classes
     assert "org/cogr/opensearch/search/CogrExpandRequestProcessor.class" in classes
     assert "org/cogr/opensearch/ingest/IngestDocuments.class" in classes  # the line's adapter
     assert "META-INF/cogr-plugin.properties" in classes
-    # The local node loads the same plugin from its classpath.
-    assert any(p.name.startswith("cogr-plugin-") for p in (jar.parent / "lib").glob("*.jar"))
+    # The local node's distribution has this very zip installed by bin/opensearch-plugin.
+    assert built == zips[0]
+    installed = ensure_distribution(engine, node_user()) / "plugins" / "cogr-search"
+    assert (installed / "plugin-security.policy").read_text() == policy

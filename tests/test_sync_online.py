@@ -42,9 +42,9 @@ ENV = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO_ROOT), os.environ.g
 class Writer:
     """The writer process, with a thread that counts the rounds it has acknowledged."""
 
-    def __init__(self, url: str, alias: str) -> None:
+    def __init__(self, url: str, alias: str, n_items: int = N_ITEMS) -> None:
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "tests.sync_writer", url, alias, str(N_ITEMS)], cwd=REPO_ROOT, env=ENV,
+            [sys.executable, "-m", "tests.sync_writer", url, alias, str(n_items)], cwd=REPO_ROOT, env=ENV,
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         )
         self.rounds = 0
@@ -82,8 +82,9 @@ class Writer:
 # the keyword file names, which the sync then lists as unknown (`--unknown-tolerance`).
 
 
-def _catalog(cluster: Cluster, alias: str, tmp_path: Path) -> tuple[str, Path, dict[str, list[str]]]:
-    items = [Item(sync_writer.item_id(n), f"Item {n} Oak Table", "") for n in range(N_ITEMS)]
+def _catalog(cluster: Cluster, alias: str, tmp_path: Path,
+             n_items: int = N_ITEMS) -> tuple[str, Path, dict[str, list[str]]]:
+    items = [Item(sync_writer.item_id(n), f"Item {n} Oak Table", "") for n in range(n_items)]
     source = ingest_items(cluster, alias, items, progress=False).index
     keywords = {item.id: [f"kw{n % 97}", "oak"] for n, item in enumerate(items)}
     path = tmp_path / "item_keywords.jsonl"
@@ -91,14 +92,15 @@ def _catalog(cluster: Cluster, alias: str, tmp_path: Path) -> tuple[str, Path, d
     return source, path, keywords
 
 
-def _assert_content(cluster: Cluster, alias: str, rounds: int, keywords: dict[str, list[str]]) -> None:
+def _assert_content(cluster: Cluster, alias: str, rounds: int, keywords: dict[str, list[str]],
+                    n_items: int = N_ITEMS) -> None:
     """The alias holds exactly what the writer's acknowledged rounds imply, each document
     with its title keyword, and the synced keywords on items the keyword file names
     (except those the writer overwrote whole: written after the swap, they carry what
     the application sent, and the title keyword)."""
     cluster.client.indices.refresh(index=alias)
     found = {hit["_id"]: hit["_source"] for page in scan(cluster, alias) for hit in page}
-    want = sync_writer.expected(N_ITEMS, rounds)
+    want = sync_writer.expected(n_items, rounds)
     assert set(found) == set(want)
     assert {i: (d["title"], d.get("description", "")) for i, d in found.items()} == {
         i: (d["title"], d["description"]) for i, d in want.items()}

@@ -44,6 +44,24 @@ def ingest_bench(data: Path, port: int | None, heap: str, max_items: int | None,
     _print(result, as_json)
 
 
+@bench.command("node")
+@click.option("--engine", type=click.Choice(["opensearch", "elasticsearch"]), default="opensearch", show_default=True)
+@click.option("--version", "line", default=None, help="Engine line (opensearch: 2.19 or 3.x; elasticsearch: 8.17 or 9.x).")
+@click.option("--nodes", type=click.IntRange(min=1, max=9), default=1, show_default=True,
+              help="Start a cluster of this many nodes (stock OpenSearch only).")
+@click.option("--repeat", type=click.IntRange(min=1), default=3, show_default=True)
+@heap_option
+@json_output
+def node_bench(engine: str, line: str | None, nodes: int, repeat: int, heap: str, as_json: bool) -> None:
+    """Start and stop a fresh local node (or cluster) REPEAT times: seconds to yellow, and to stopped."""
+    from cogr_search import localnode
+    from cogr_search.bench import node
+
+    launcher = localnode.engine_line(engine, line) if line else localnode.ENGINES[engine]
+    localnode.ensure_built(engine=launcher)
+    _print(node.start_times(launcher, nodes, repeat, heap), as_json)
+
+
 @bench.command("sync")
 @click.option("--data", "data", required=True, type=click.Path(exists=True, file_okay=False, path_type=Path),
               help="Catalog directory (BEIR or WANDS layout).")

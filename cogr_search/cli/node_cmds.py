@@ -15,7 +15,7 @@ import click
 from cogr_search.cli.options import settings_from
 from cogr_search.errors import CogrError
 from cogr_search import localnode as local_node
-from cogr_search.localnode import ELASTICSEARCH, LINES, OPENSEARCH, Launcher
+from cogr_search.localnode import ELASTICSEARCH, LINES, OPENSEARCH, OPENSEARCH_SECURE, Launcher, multinode
 
 
 def node_group(engine: Launcher) -> click.Group:
@@ -39,7 +39,18 @@ def node_group(engine: Launcher) -> click.Group:
         f"{newer.java_release}+: COGR_JAVA21_HOME, JAVA_HOME, java on PATH or /usr/lib/jvm).",
     )
 
-    def _launcher(line: str) -> Launcher:
+    secure_option = click.option(
+        "--secure",
+        is_flag=True,
+        help="The secured node: OpenSearch 2.19.4 with its security plugin (TLS with a CA made for it, an admin "
+        "user with a random password, no demo users); its own default home ($COGR_HOME/opensearch-secure).",
+    )
+
+    def _launcher(line: str, secure: bool = False) -> Launcher:
+        if secure:
+            if engine is not OPENSEARCH:
+                raise CogrError(f"--secure: a secured local {engine.label} node is not available yet")
+            return OPENSEARCH_SECURE
         try:
             return local_node.engine_line(engine.name, line)
         except local_node.LocalNodeError as err:
@@ -73,30 +84,92 @@ def node_group(engine: Launcher) -> click.Group:
         show_default=True,
         help="Seconds to wait for the node to answer yellow (a build is not counted).",
     )
+    @click.option(
+        "--nodes",
+        type=click.IntRange(min=1, max=multinode.MAX_NODES),
+        default=None,
+        help="Start this many nodes on consecutive ports (PORT, PORT+1, ...) as one cluster "
+        "(OpenSearch; stop, status and a later start without --nodes take them all).",
+    )
     @home_option
     @version_option
-    def start(port: int | None, heap: str | None, timeout: float, home: Path | None, line: str) -> None:
-        """Build the launcher if needed, start the node in the background, wait for yellow."""
-        launcher = _launcher(line)
-        if port is None and engine is not OPENSEARCH:
-            port = engine.default_port
-        settings = settings_from(local_port=port, local_heap=heap)
+    @secure_option
+    def start(port: int | None, heap: str | None, timeout: float, nodes: int | None, home: Path | None,
+              line: str, secure: bool) -> None:
+        """Start the node (the stock distribution, with the cogr plugin) in the background and
+        wait for yellow. A node already running is reused; a --port other than its own is refused."""
+        launcher = _launcher(line, secure)
+        node_home = local_node.record.norm_home(_home(home, launcher))
         try:
-            info = local_node.start(
-                _home(home, launcher), port=settings.local_port, heap=settings.local_heap, timeout=timeout,
-                engine=launcher,
-            )
+            if nodes not in (None, 1) or multinode.is_cluster_home(node_home):
+                _start_cluster(node_home, port, heap, timeout, nodes, launcher)
+                return
+            _refuse_other_port(node_home, port, launcher)
+            if port is None:
+                port = local_node.record.last_port(node_home) or (
+                    None if engine is OPENSEARCH else engine.default_port)
+            settings = settings_from(local_port=port, local_heap=heap)
+            info = local_node.start(node_home, port=settings.local_port, heap=settings.local_heap, timeout=timeout,
+                                    engine=launcher)
         except local_node.LocalNodeError as err:
             raise CogrError(str(err)) from err
         click.echo(info.url)
+        if launcher.secure:
+            _print_credentials(node_home, info.url)
+
+    def _print_credentials(node_home: Path, url: str) -> None:
+        """How to point cogr-search at the secured node (stderr: stdout stays the URL)."""
+        creds = local_node.security.credentials(node_home)
+        assert creds is not None
+        click.echo(f"TLS with a private CA and the user {creds.user}; point cogr-search at it with:", err=True)
+        click.echo(f"  export COGR_CLUSTER_URL={url} COGR_CLUSTER_USER={creds.user} "
+                   f"COGR_CLUSTER_PASSWORD=\"$(cat {node_home / local_node.security.PASSWORD_FILE})\" "
+                   f"COGR_CLUSTER_CA_CERTS={creds.ca_certs}", err=True)
+
+    def _refuse_other_port(node_home: Path, port: int | None, launcher: Launcher) -> None:
+        """A running node is reused, said in one line; asked for another port, refused."""
+        state = local_node.status(node_home)
+        if not state.running:
+            return
+        running_port = int(str(state.url).rsplit(":", 1)[1])
+        what = f"{state.engine.description if state.engine else launcher.description} node of {node_home}"
+        restart = f"cogr-search {engine.name} stop{_home_flag(node_home, launcher)}, then start --port {port or 'PORT'}"
+        if port is not None and port != running_port:
+            raise CogrError(f"the {what} already runs on port {running_port} (pid {state.pid}), not {port}; "
+                            f"to move it: {restart}")
+        click.echo(f"already running: the {what} on port {running_port} (pid {state.pid}); "
+                   f"to restart it on another port: {restart}", err=True)
+
+    def _home_flag(node_home: Path, launcher: Launcher) -> str:
+        return "" if node_home == local_node.record.norm_home(_home(None, launcher)) else f" --home {node_home}"
+
+    def _start_cluster(node_home: Path, port: int | None, heap: str | None, timeout: float, nodes: int | None,
+                       launcher: Launcher) -> None:
+        if multinode.is_cluster_home(node_home):
+            recorded = multinode.layout(node_home)
+            nodes = nodes or len(recorded.ports)
+            if port is not None and port != recorded.ports[0]:
+                raise CogrError(f"the cluster of {node_home} listens on ports {recorded.ports[0]}-{recorded.ports[-1]}, "
+                                f"not {port}; stop it and use another --home for other ports")
+        settings = settings_from(local_port=port, local_heap=heap or "512m")
+        infos = multinode.start_cluster(node_home, nodes, port=settings.local_port, heap=settings.local_heap,
+                                        timeout=max(timeout, 300.0), engine=launcher)
+        click.echo(infos[0].url)
+        ports = ", ".join(str(i.port) for i in infos)
+        click.echo(f"{len(infos)} {launcher.description} nodes in one cluster on ports {ports} ({node_home})", err=True)
 
     @group.command()
     @home_option
     @version_option
-    def stop(home: Path | None, line: str) -> None:
-        """Stop the node started from this home directory (and nothing else)."""
+    @secure_option
+    def stop(home: Path | None, line: str, secure: bool) -> None:
+        """Stop the node (or every node of the cluster) started from this home directory."""
+        node_home = _home(home, _launcher(line, secure))
         try:
-            stopped = local_node.stop(_home(home, _launcher(line)))
+            if multinode.is_cluster_home(node_home):
+                stopped = multinode.stop_cluster(node_home)
+            else:
+                stopped = local_node.stop(node_home)
         except local_node.LocalNodeError as err:
             raise CogrError(str(err)) from err
         click.echo("stopped" if stopped else "not running")
@@ -104,9 +177,22 @@ def node_group(engine: Launcher) -> click.Group:
     @group.command()
     @home_option
     @version_option
-    def status(home: Path | None, line: str) -> None:
-        """Say whether the local node runs, where, and its version."""
-        state = local_node.status(_home(home, _launcher(line)))
+    @secure_option
+    def status(home: Path | None, line: str, secure: bool) -> None:
+        """Say whether the local node runs, where, and its version (a cluster: each node and its health)."""
+        node_home = _home(home, _launcher(line, secure))
+        if multinode.is_cluster_home(node_home):
+            states = multinode.cluster_status(node_home)
+            for i, state in enumerate(states, start=1):
+                click.echo(f"node {i}: " + (f"running: {state.url} (pid {state.pid}, {state.version})"
+                                            if state.running else "not running"))
+            up = [s for s in states if s.running]
+            if not up:
+                raise SystemExit(3)
+            health = multinode.health(str(up[0].url))
+            click.echo(f"cluster: {health}")
+            return
+        state = local_node.status(node_home)
         if not state.running:
             click.echo("not running")
             raise SystemExit(3)

@@ -144,12 +144,14 @@ def _default_items(run_name: str | None, round_: int | None, runs_dir: Path | No
 def _print_status(alias: str, opensearch_url: str | None, as_json: bool) -> None:
     from cogr_search.cluster.client import connect
     from cogr_search.cluster.sync_status import sync_status
+    from cogr_search.localnode.multinode import health_line
 
     state = sync_status(connect(settings_from(opensearch_url=opensearch_url)), alias, notify=_notify)
     if as_json:
         emit_json(state)
         return
     click.echo(f"{alias} -> {state['serving']}")
+    click.echo(f"cluster: {health_line(state['cluster'])}")
     lease = state["sync"]
     if lease is None:
         click.echo("sync: none in progress")

@@ -38,4 +38,12 @@ def sync_status(cluster: Cluster, alias: str, notify: Notify = lambda message: N
         listed.append({"index": version.name, "round": version.round, "state": meta.get("state", "ingested"),
                        "model": meta.get("model"), "documents": doc_count(cluster, version.name),
                        "write_blocked": write_blocked(cluster, version.name), "serving": version.name == serving})
-    return {"alias": alias, "serving": serving, "sync": lease, "versions": listed}
+    return {"alias": alias, "serving": serving, "sync": lease, "versions": listed, "cluster": cluster_health(cluster)}
+
+
+def cluster_health(cluster: Cluster) -> dict:
+    """The cluster's health in brief: a sync on a yellow or red cluster copies onto shards that
+    are still recovering, and an operator watching a sync wants to see that beside it."""
+    body = cluster.call(cluster.client.cluster.health)
+    keys = ("status", "number_of_nodes", "active_shards", "relocating_shards", "initializing_shards", "unassigned_shards")
+    return {key: body.get(key) for key in keys}

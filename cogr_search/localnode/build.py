@@ -9,12 +9,10 @@ from __future__ import annotations
 
 import contextlib
 import os
-import re
 import shutil
 import subprocess
 import sys
 import time
-import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -40,57 +38,10 @@ def plugins_dir() -> Path:
 
 
 def launcher_jar(engine: Launcher = OPENSEARCH) -> Path:
-    """Where the Maven build puts the launcher (its dependencies are in ``lib/`` beside it);
-    each OpenSearch line has its own build folder (``target/``, ``target-os3/``)."""
+    """Where the Maven build puts the launcher (its dependencies are in ``lib/`` beside it),
+    or for a stock launcher the plugin zip; each line has its own build folder
+    (``target/``, ``target-os3/``)."""
     return plugins_dir() / engine.module / engine.build_dir / engine.jar_name
-
-
-PLUGIN_BUILD_INFO = "META-INF/cogr-plugin.properties"
-_SERVER_JAR_RE = re.compile(r"^opensearch-([0-9]+\.[0-9]+\.[0-9]+)\.jar$")
-
-
-def plugin_build_version(lib: Path) -> str | None:
-    """The OpenSearch version the cogr-plugin jar in ``lib`` was built for (None: no plugin jar
-    there, or one without the build info)."""
-    for jar in sorted(lib.glob("cogr-plugin-*.jar")):
-        try:
-            with zipfile.ZipFile(jar) as archive:
-                text = archive.read(PLUGIN_BUILD_INFO).decode("utf-8", "replace")
-        except (OSError, KeyError, zipfile.BadZipFile):
-            return None
-        for line in text.splitlines():
-            if line.startswith("opensearch.version="):
-                return line.split("=", 1)[1].strip()
-    return None
-
-
-def server_version(lib: Path) -> str | None:
-    """The version of the OpenSearch server jar in ``lib`` (``opensearch-3.8.0.jar``)."""
-    for jar in lib.glob("opensearch-*.jar"):
-        match = _SERVER_JAR_RE.match(jar.name)
-        if match:
-            return match.group(1)
-    return None
-
-
-def check_plugin_line(engine: Launcher) -> None:
-    """Refuse a launcher whose cogr-plugin jar was built for another OpenSearch version than
-    its server jar.
-
-    Why: a 2.19-built plugin on a 3.x node answers searches but hangs bulk ingest
-    (NoSuchMethodError on a generic thread). The launcher checks this too; failing here
-    says it before a JVM starts.
-    """
-    if engine.engine.name != "opensearch":
-        return
-    lib = launcher_jar(engine).parent / "lib"
-    built, server = plugin_build_version(lib), server_version(lib)
-    if built is None or built != server:
-        rebuild = " ".join(["mvn -f", str(plugins_dir() / "pom.xml"), "-pl", engine.module, "-am", *engine.maven_args])
-        raise LocalNodeError(
-            f"{lib}: the cogr-plugin jar is built for OpenSearch {built or 'an unknown version'} but the server "
-            f"jar there is {server or 'missing'}; rebuild ({rebuild} package)"
-        )
 
 
 def _build_inputs(root: Path, engine: Launcher) -> Iterator[Path]:
@@ -106,10 +57,9 @@ def _build_inputs(root: Path, engine: Launcher) -> Iterator[Path]:
 def _needs_build(engine: Launcher) -> bool:
     jar = launcher_jar(engine)
     lib = jar.parent / "lib"
-    if not jar.is_file() or not lib.is_dir() or not any(lib.glob(engine.server_jar_glob)):
+    if not jar.is_file():
         return True
-    # A plugin jar from before engine lines (no build info) or for another version: rebuild.
-    if engine.engine.name == "opensearch" and plugin_build_version(lib) != server_version(lib):
+    if not engine.stock and (not lib.is_dir() or not any(lib.glob(engine.server_jar_glob))):
         return True
     built = jar.stat().st_mtime
     return any(p.stat().st_mtime > built for p in _build_inputs(plugins_dir(), engine))
@@ -131,15 +81,14 @@ def ensure_built(quiet: bool = True, engine: Launcher = OPENSEARCH) -> Path:
     Only those modules are built (``-pl <launcher> -am``, plus the line's ``maven_args``),
     into the line's own build folder, with the line's Java (``JAVA_HOME`` set for 3.x only).
     Maven's full output goes to ``plugins/<build folder>/maven-build.log`` (and to stderr
-    when ``quiet`` is False); a failure raises ``LocalNodeError`` naming that log. A built
-    launcher whose plugin jar is for another OpenSearch version is refused.
+    when ``quiet`` is False); a failure raises ``LocalNodeError`` naming that log. For a
+    stock launcher the artifact is the plugin zip (the distribution is `distribution.py`'s).
     """
     root = plugins_dir()
     jar = launcher_jar(engine)
     if not (root / "pom.xml").is_file():
         raise LocalNodeError(f"no Maven project at {root} (set COGR_PLUGINS_DIR to the plugins/ folder)")
     if not _needs_build(engine):
-        check_plugin_line(engine)
         return jar
     jdk = jdk_for(engine)
     for tool in ("mvn",) if jdk is not None else ("java", "mvn"):
@@ -152,13 +101,12 @@ def ensure_built(quiet: bool = True, engine: Launcher = OPENSEARCH) -> Path:
     # One lock for every line: the lines share the modules' folders and ~/.m2.
     with file_lock(root / "target" / ".build.lock"):
         if not _needs_build(engine):  # another process built it while we waited
-            check_plugin_line(engine)
             return jar
         cmd = ["mvn", "-B", "-Dstyle.color=never", "-f", str(root / "pom.xml"), "-pl", engine.module, "-am"]
         cmd += [*engine.maven_args, "-DskipTests", "package"]
         if quiet:
             cmd.insert(1, "-q")
-        rc = _run_logged(cmd, log_path, echo=not quiet, env=jdk.env() if jdk is not None else None)
+        rc = run_logged(cmd, log_path, echo=not quiet, env=jdk.env() if jdk is not None else None)
         if rc != 0:
             raise LocalNodeError(f"Maven build of {root} failed (exit {rc}); see {log_path}")
         if not jar.is_file():
@@ -166,11 +114,10 @@ def ensure_built(quiet: bool = True, engine: Launcher = OPENSEARCH) -> Path:
         # Maven may leave an unchanged jar with its old mtime; mark it as built now so the
         # staleness check does not rebuild on every call.
         os.utime(jar)
-        check_plugin_line(engine)
     return jar
 
 
-def _run_logged(cmd: list[str], log_path: Path, echo: bool, env: dict[str, str] | None = None) -> int:
+def run_logged(cmd: list[str], log_path: Path, echo: bool, env: dict[str, str] | None = None) -> int:
     """Run ``cmd`` (in ``env``, default this process's), writing its output to ``log_path`` (and stderr if ``echo``)."""
     log_path.parent.mkdir(parents=True, exist_ok=True)
     deadline = time.monotonic() + BUILD_TIMEOUT_S
@@ -210,5 +157,13 @@ def build_or_skip(engine: Launcher, quiet: bool = False) -> bool:
         return False
     jar = ensure_built(quiet=quiet, engine=engine)
     java = f"Java {jdk.release} at {jdk.home}" if jdk is not None else "the java on PATH"
+    if engine.stock:
+        from cogr_search.localnode.distribution import ensure_distribution
+        from cogr_search.localnode.service_user import node_user
+
+        dist = ensure_distribution(engine, node_user())
+        print(f"ready: the stock {engine.description} distribution ({java}) with the plugin {jar.name}: {dist}",
+              file=sys.stderr)
+        return True
     print(f"built the local {engine.description} node ({java}): {jar}", file=sys.stderr)
     return True

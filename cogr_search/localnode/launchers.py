@@ -51,6 +51,17 @@ class Launcher:
     build_dir: str = "target"
     maven_args: tuple[str, ...] = ()
     java_release: int = 17
+    distribution: tuple[str, str, str] | None = None
+    assemble_modules: bool = False
+    java_home_variable: str = "JAVA_HOME"
+    plugin_tool: str = ""
+    extra_plugins: tuple[tuple[str, str, str], ...] = ()
+    secure: bool = False
+
+    @property
+    def stock(self) -> bool:
+        """Whether the node is the stock distribution (else the classpath launcher)."""
+        return self.distribution is not None
 
     @property
     def name(self) -> str:
@@ -71,27 +82,52 @@ class Launcher:
         return self.modules[-1]
 
 
+# The version of the project's Maven modules (plugins/pom.xml), in the plugin zip's name.
+PLUGIN_VERSION = "0.1.0-SNAPSHOT"
+OPENSEARCH_DISTRIBUTION = "org.opensearch.distribution.integ-test-zip"
+
+# OpenSearch runs as its stock distribution, with the cogr plugin zip installed.
 OPENSEARCH = Launcher(
     engine=engines.OPENSEARCH,
-    main_class="org.cogr.opensearch.node.LocalNode",
-    modules=("launcher-common", "cogr-plugin", "local-node"),
-    jar_name="local-node.jar",
-    server_jar_glob="opensearch-2.*.jar",
+    main_class="org.opensearch.bootstrap.OpenSearch",
+    modules=("cogr-plugin",),
+    jar_name=f"cogr-search-plugin-{PLUGIN_VERSION}-opensearch-2.19.6.zip",
+    server_jar_glob="",
     default_port=9200,
     key="opensearch",
     line="2.19",
     version="2.19.6",
+    distribution=(OPENSEARCH_DISTRIBUTION, "opensearch", "2.19.6"),
+    # 2.19's integ-test-zip holds transport-netty4 only (plugins/os-modules adds the rest).
+    assemble_modules=True,
+    java_home_variable="OPENSEARCH_JAVA_HOME",
+    plugin_tool="opensearch-plugin",
 )
-# OpenSearch 3.x: the newest 3.x whose server jar and modules resolve (plugins/pom.xml, os3).
+# OpenSearch 3.x: the newest 3.x whose plugin API and distribution resolve (plugins/pom.xml, os3).
 OPENSEARCH_3 = replace(
     OPENSEARCH,
-    server_jar_glob="opensearch-3.*.jar",
+    jar_name=f"cogr-search-plugin-{PLUGIN_VERSION}-opensearch-3.8.0.zip",
     key="opensearch-3",
     line="3.x",
     version="3.8.0",
     build_dir="target-os3",
     maven_args=("-Dopensearch.line=3",),
     java_release=21,
+    distribution=(OPENSEARCH_DISTRIBUTION, "opensearch", "3.8.0"),
+    assemble_modules=False,
+)
+# OpenSearch with its security plugin (`start --secure`): 2.19.4 is the newest 2.19.x whose
+# security plugin zip is on Maven Central (2.19.4.0; none for 2.19.5/2.19.6 or any 3.x).
+OPENSEARCH_SECURE = replace(
+    OPENSEARCH,
+    jar_name=f"cogr-search-plugin-{PLUGIN_VERSION}-opensearch-2.19.4.zip",
+    key="opensearch-secure",
+    line="2.19 --secure",
+    version="2.19.4",
+    maven_args=("-Dopensearch.version=2.19.4",),
+    distribution=(OPENSEARCH_DISTRIBUTION, "opensearch", "2.19.4"),
+    extra_plugins=(("org.opensearch.plugin", "opensearch-security", "2.19.4.0"),),
+    secure=True,
 )
 # 9201 (transport 9301) by default, so that both local nodes can run side by side.
 ELASTICSEARCH = Launcher(
@@ -118,7 +154,9 @@ ELASTICSEARCH_9 = replace(
 )
 ENGINES: dict[str, Launcher] = {e.name: e for e in (OPENSEARCH, ELASTICSEARCH)}
 """The default launcher of each engine (OpenSearch: the 2.19 line; Elasticsearch: 8.17)."""
-LAUNCHERS: dict[str, Launcher] = {e.key: e for e in (OPENSEARCH, OPENSEARCH_3, ELASTICSEARCH, ELASTICSEARCH_9)}
+LAUNCHERS: dict[str, Launcher] = {
+    e.key: e for e in (OPENSEARCH, OPENSEARCH_3, OPENSEARCH_SECURE, ELASTICSEARCH, ELASTICSEARCH_9)
+}
 """Every launcher by key, as records and test ids name them."""
 OPENSEARCH_LINES: dict[str, Launcher] = {OPENSEARCH.line: OPENSEARCH, OPENSEARCH_3.line: OPENSEARCH_3}
 ELASTICSEARCH_LINES: dict[str, Launcher] = {ELASTICSEARCH.line: ELASTICSEARCH, ELASTICSEARCH_9.line: ELASTICSEARCH_9}

@@ -1,10 +1,12 @@
 """Starting, finding and stopping a real single-node OpenSearch or Elasticsearch on 127.0.0.1.
 
-Why: tests and the default local run need a *real* engine (same analyzers, BM25 and
-query semantics as production), and the development machines have neither Docker nor a
-way to download a distribution. The Java launchers in ``plugins/`` start one from Maven
-Central jars (DESIGN.md section 3); this module runs one in the background and records
-it (``record.py``) so that later processes reuse or stop exactly that node.
+Why: tests and the default local run need a *real* engine (same analyzers, BM25, query
+semantics and, on OpenSearch 2.x, the same security manager as production). OpenSearch runs
+as its stock distribution (`distribution.py`, `stock.py`): fetched from Maven Central, started
+by its own ``bin/opensearch``, with the cogr plugin installed from its zip. Elasticsearch
+runs from the Java launcher in ``plugins/es-node`` (Maven Central jars). This module runs
+either in the background and records it (``record.py``) so that later processes reuse or
+stop exactly that node.
 
 Process identity, waiting and signalling use psutil (a record also holds the node's
 start time, so a pid reused by another program is never mistaken for the node), the
@@ -14,13 +16,18 @@ start lock is filelock's, and readiness is asked over plain HTTP (both engines a
 Layout of a node home::
 
     <home>/node.json        pid, port, url, started_at, ... of the running node
-    <home>/config/          log4j2.properties written by the launcher
+    <home>/engine-line      the line whose node wrote the data
+    <home>/config/          the node's configuration
     <home>/data/            indices (kept across restarts)
-    <home>/logs/            the engine's logs, and node.out (the launcher's stdout/stderr)
+    <home>/logs/            the engine's logs, and node.out (the node's stdout/stderr)
+
+A stock node started by root runs as the ``cogr-search`` user, and its config, data and
+logs live in that user's runtime folder, linked from ``<home>/node`` (`stock.runtime_dir`).
 """
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import datetime as _dt
 import errno
@@ -29,6 +36,7 @@ import os
 import re
 import shutil
 import socket
+import ssl
 import subprocess
 import time
 import urllib.request
@@ -36,7 +44,8 @@ from pathlib import Path
 
 import psutil
 
-from cogr_search.localnode.build import check_plugin_line, ensure_built, file_lock
+from cogr_search.localnode import security, stock
+from cogr_search.localnode.build import ensure_built, file_lock
 from cogr_search.localnode.java import jdk_for
 from cogr_search.localnode.launchers import HOST, LAUNCHERS, OPENSEARCH, TRANSPORT_OFFSET, Launcher, LocalNodeError
 from cogr_search.localnode.record import (
@@ -44,6 +53,7 @@ from cogr_search.localnode.record import (
     NodeStatus,
     info_from_record,
     norm_home,
+    write_last_port,
     read_record,
     record_engine,
     remove_record,
@@ -103,8 +113,11 @@ def _our_node(record: dict, home: Path) -> psutil.Process | None:
         argv = proc.cmdline()
     except psutil.Error:
         return None
-    if record_engine(record).main_class not in argv:
+    engine = record_engine(record)
+    if engine.main_class not in argv:
         return None
+    if engine.stock:
+        return proc if stock.conf_argument(home) in argv else None
     if "--home" in argv:
         i = argv.index("--home")
         if i + 1 < len(argv):
@@ -134,29 +147,37 @@ def _port_free(port: int) -> bool:
 # --------------------------------------------------------------------------- HTTP
 
 
-def _get_json(url: str, timeout: float) -> dict | None:
-    """One GET (no retries: the callers poll); None when the node does not answer with JSON."""
+def _get_json(url: str, timeout: float, auth: security.Credentials | None = None) -> dict | None:
+    """One GET (no retries: the callers poll); None when the node does not answer with JSON.
+
+    ``auth``: a secured node's CA (verified, as clients must) and admin credentials."""
+    request = urllib.request.Request(url)
+    context = None
+    if auth is not None:
+        token = base64.b64encode(f"{auth.user}:{auth.password}".encode()).decode()
+        request.add_header("Authorization", f"Basic {token}")
+        context = ssl.create_default_context(cafile=str(auth.ca_certs))
     try:
-        with urllib.request.urlopen(url, timeout=timeout) as resp:  # noqa: S310 (loopback URL of our node)
+        with urllib.request.urlopen(request, timeout=timeout, context=context) as resp:  # noqa: S310 (our node)
             body = json.loads(resp.read())
-    except (OSError, ValueError):  # refused, reset, timeout, HTTP error status, not JSON
+    except (OSError, ValueError):  # refused, reset, timeout, HTTP error status, TLS, not JSON
         return None
     return body if isinstance(body, dict) else None
 
 
-def _version(url: str, timeout: float = 3.0) -> str | None:
+def _version(url: str, timeout: float = 3.0, auth: security.Credentials | None = None) -> str | None:
     """The node's version number (from ``GET /``), or None while it does not answer."""
-    body = _get_json(url + "/", timeout)
+    body = _get_json(url + "/", timeout, auth)
     try:
         return str(body["version"]["number"]) if body else None
     except (KeyError, TypeError):
         return None
 
 
-def _health_ok(url: str, wait_s: float) -> bool:
+def _health_ok(url: str, wait_s: float, auth: security.Credentials | None = None) -> bool:
     """Ask the cluster to reach yellow within ``wait_s``; True once it has."""
     wait_ms = max(100, int(wait_s * 1000))
-    body = _get_json(f"{url}/_cluster/health?wait_for_status=yellow&timeout={wait_ms}ms", wait_s + 5.0)
+    body = _get_json(f"{url}/_cluster/health?wait_for_status=yellow&timeout={wait_ms}ms", wait_s + 5.0, auth)
     # None: unreachable yet, or 408 (not yellow within the wait)
     return body is not None and not body.get("timed_out", True) and body.get("status") in ("yellow", "green")
 
@@ -190,7 +211,12 @@ def _read_marker(out_path: Path) -> str | None:
 
 
 def start(
-    home: Path, port: int = 9200, heap: str = "1g", timeout: float = 180.0, engine: Launcher = OPENSEARCH
+    home: Path,
+    port: int = 9200,
+    heap: str = "1g",
+    timeout: float = 180.0,
+    engine: Launcher = OPENSEARCH,
+    peers: stock.Peers | None = None,
 ) -> NodeInfo:
     """Start the ``engine`` node of ``home`` in the background and wait until it answers yellow.
 
@@ -200,7 +226,8 @@ def start(
     checked, the launcher built if needed (the build is not counted in ``timeout``), the
     JVM started in its own session with ``-Xms``/``-Xmx`` = ``heap`` and output in
     ``<home>/logs/node.out``, and this call waits up to ``timeout`` seconds for the
-    started line and a yellow cluster. Raises ``LocalNodeError`` on a busy port, a failed
+    started line and a yellow cluster (``peers``: the node joins a multi-node cluster,
+    `multinode.py`, and is ready once that cluster is yellow). Raises ``LocalNodeError`` on a busy port, a failed
     build, a JVM that dies (with its last log line) or a timeout (the JVM is then stopped).
     """
     home = norm_home(home)
@@ -233,8 +260,9 @@ def start(
                 "choose another HTTP port"
             )
 
+        if engine.stock:
+            return _launch_stock(home, port, heap, timeout, engine, peers)
         jar = ensure_built(engine=engine)
-        check_plugin_line(engine)
         jdk = jdk_for(engine)
         java = jdk.java if jdk is not None else shutil.which("java")
         if java is None:
@@ -257,7 +285,7 @@ def _check_home_line(home: Path, engine: Launcher) -> None:
         previous = path.read_text().strip()
     except OSError:
         previous = ""
-    if not previous and engine.java_release > 17 and any((home / "data").glob("*")):
+    if not previous and engine.java_release > 17 and any(stock.data_dir(home).glob("*")):
         # Data from before homes were marked: a default line's. A newer line would upgrade it for good.
         raise LocalNodeError(
             f"{home} holds data of a node started before engine lines were recorded (no {path.name}); "
@@ -287,7 +315,7 @@ def _reuse_existing(home: Path, timeout: float) -> NodeInfo | None:
     deadline = time.monotonic() + timeout
     while True:
         remaining = deadline - time.monotonic()
-        if _health_ok(str(record["url"]), min(5.0, max(remaining, 0.1))):
+        if _health_ok(str(record["url"]), min(5.0, max(remaining, 0.1)), security.credentials(home)):
             return info_from_record(home, record)
         if remaining <= 0 or not node.is_running():
             break
@@ -299,6 +327,39 @@ def _reuse_existing(home: Path, timeout: float) -> NodeInfo | None:
         )
     remove_record(home)
     return None
+
+
+def _launch_stock(
+    home: Path, port: int, heap: str, timeout: float, engine: Launcher, peers: stock.Peers | None
+) -> NodeInfo:
+    """Start the stock distribution of ``engine`` by its own ``bin/`` script (`stock.py`)."""
+    command = stock.prepare(home, port, heap, engine, peers)
+    out_path = command.logs / "node.out"
+    if out_path.exists():
+        os.replace(out_path, command.logs / "node.out.prev")
+    (home / LINE_FILE).write_text(engine.key + "\n")
+    started = time.monotonic()
+    with open(out_path, "wb") as out:
+        proc = subprocess.Popen(
+            command.argv,
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            cwd=command.cwd,
+            env=command.env,
+            **command.user.popen_args(),
+        )
+    _CHILDREN[proc.pid] = proc
+    url = f"{'https' if engine.secure else 'http'}://{HOST}:{port}"
+    try:
+        _wait_healthy(proc, out_path, port, url, started + timeout, timeout, engine, security.credentials(home))
+    except BaseException:
+        node = _process(proc.pid)
+        if node is not None:
+            _terminate(node, grace=20.0)
+        raise
+    return _record_started(home, proc, engine, port, url, heap, time.monotonic() - started, user=command.user.name)
 
 
 def _launch(home: Path, port: int, heap: str, timeout: float, java: str, jar: Path, engine: Launcher) -> NodeInfo:
@@ -341,7 +402,14 @@ def _launch(home: Path, port: int, heap: str, timeout: float, java: str, jar: Pa
         if node is not None:
             _terminate(node, grace=20.0)
         raise
-    start_seconds = time.monotonic() - started
+    return _record_started(home, proc, engine, port, url, heap, time.monotonic() - started)
+
+
+def _record_started(
+    home: Path, proc: subprocess.Popen[bytes], engine: Launcher, port: int, url: str, heap: str, start_seconds: float,
+    user: str | None = None,
+) -> NodeInfo:
+    """Write ``<home>/node.json`` for the node that just became ready, and return its info."""
     record = {
         "pid": proc.pid,
         "engine": engine.name,
@@ -355,10 +423,43 @@ def _launch(home: Path, port: int, heap: str, timeout: float, java: str, jar: Pa
         "home": str(home),
         "heap": heap,
         "transport_port": port + TRANSPORT_OFFSET,
-        "version": _version(url),
+        "version": _version(url, auth=security.credentials(home)),
+        "stock": engine.stock,
     }
+    if user is not None:
+        record["user"] = user
     write_record(home, record)
+    write_last_port(home, port)
     return info_from_record(home, record)
+
+
+def _wait_healthy(
+    proc: subprocess.Popen[bytes], out_path: Path, port: int, url: str, deadline: float, timeout: float, engine: Launcher,
+    auth: security.Credentials | None = None,
+) -> None:
+    """Poll until the stock node answers yellow at ``url`` (its script prints no started line)."""
+    while True:
+        _check_alive(proc, out_path, engine)
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise LocalNodeError(
+                f"the {engine.label} node on port {port} did not become ready within {timeout:g}s; "
+                f"last output: {_last_meaningful_line(out_path)} (see {out_path})"
+            )
+        if _health_ok(url, min(2.0, max(remaining, 0.1)), auth):
+            return
+        time.sleep(POLL_INTERVAL_S)
+
+
+def _check_alive(proc: subprocess.Popen[bytes], out_path: Path, engine: Launcher) -> None:
+    """Raise with the node's last log line if it exited while starting."""
+    rc = proc.poll()
+    if rc is not None:
+        _CHILDREN.pop(proc.pid, None)
+        raise LocalNodeError(
+            f"the {engine.label} node exited with status {rc} while starting: "
+            f"{_last_meaningful_line(out_path)} (full output: {out_path})"
+        )
 
 
 def _wait_started(
@@ -367,13 +468,7 @@ def _wait_started(
     """Poll until the started line is out and the cluster is yellow; return the URL."""
     url: str | None = None
     while True:
-        rc = proc.poll()
-        if rc is not None:
-            _CHILDREN.pop(proc.pid, None)
-            raise LocalNodeError(
-                f"the {engine.label} node exited with status {rc} while starting: "
-                f"{_last_meaningful_line(out_path)} (full output: {out_path})"
-            )
+        _check_alive(proc, out_path, engine)
         remaining = deadline - time.monotonic()
         if remaining <= 0:
             raise LocalNodeError(
@@ -391,13 +486,23 @@ def _wait_started(
 
 
 def _wait_gone(node: psutil.Process, seconds: float) -> bool:
-    """Wait up to ``seconds`` for the node to exit (reaping it if it is our child)."""
-    try:
-        node.wait(timeout=seconds)
-    except psutil.TimeoutExpired:
-        return False
-    except psutil.NoSuchProcess:
-        pass
+    """Wait up to ``seconds`` for the node to exit (reaping it if it is our child).
+
+    A node that another process started and has not reaped stays a zombie after it exits:
+    it is gone all the same (psutil's wait would wait for its parent).
+    """
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            node.wait(timeout=min(POLL_INTERVAL_S, max(deadline - time.monotonic(), 0)))
+            break
+        except psutil.NoSuchProcess:
+            break
+        except psutil.TimeoutExpired:
+            if _process(node.pid) is None:  # a zombie: exited, not yet reaped by its parent
+                break
+            if time.monotonic() >= deadline:
+                return False
     _CHILDREN.pop(node.pid, None)
     return True
 
@@ -459,4 +564,5 @@ def status(home: Path) -> NodeStatus:
     if _our_node(record, home) is None:
         return NodeStatus(running=False, pid=None, url=None, version=None)
     url = str(record["url"])
-    return NodeStatus(running=True, pid=pid, url=url, version=_version(url), engine=record_engine(record))
+    auth = security.credentials(home)
+    return NodeStatus(running=True, pid=pid, url=url, version=_version(url, auth=auth), engine=record_engine(record))

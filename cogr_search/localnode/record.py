@@ -93,3 +93,19 @@ def info_from_record(home: Path, record: dict) -> NodeInfo:
 
 def norm_home(home: Path | str) -> Path:
     return Path(home).expanduser().resolve()
+
+
+# The port of a home's last start: `start` without --port comes back there after a `stop`.
+LAST_PORT_NAME = "last-port"
+
+
+def write_last_port(home: Path, port: int) -> None:
+    (home / LAST_PORT_NAME).write_text(f"{port}\n")
+
+
+def last_port(home: Path) -> int | None:
+    """The HTTP port the node of ``home`` last started on (None: never started)."""
+    try:
+        return int((norm_home(home) / LAST_PORT_NAME).read_text().strip())
+    except (OSError, ValueError):
+        return None

@@ -7,6 +7,10 @@ import java.net.http.HttpClient;
 import java.security.AccessController;
 import java.security.PrivilegedAction;
 import java.time.Duration;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * The one JDK {@link HttpClient} the plugin's processors share.
@@ -18,6 +22,9 @@ import java.time.Duration;
  * the plugin's permissions (plugin-security.policy).
  */
 public final class ServiceHttp {
+
+    /** Threads that complete responses; parsing a response is short, so a few suffice. */
+    private static final int RESPONSE_THREADS = 2;
 
     private volatile HttpClient client;
 
@@ -35,11 +42,26 @@ public final class ServiceHttp {
                         // The service sits next to the cluster; never route it through a proxy
                         // picked up from the environment.
                         .proxy(HttpClient.Builder.NO_PROXY)
+                        .executor(responseExecutor())
                         .build());
                     client = current;
                 }
             }
         }
         return current;
+    }
+
+    private static ExecutorService responseExecutor() {
+        return Executors.newFixedThreadPool(RESPONSE_THREADS, daemonThreads());
+    }
+
+    /** Daemon threads made by plugin code with the plugin's permissions (see the class comment). */
+    private static ThreadFactory daemonThreads() {
+        AtomicInteger count = new AtomicInteger();
+        return runnable -> AccessController.doPrivileged((PrivilegedAction<Thread>) () -> {
+            Thread thread = new Thread(runnable, "cogr-expansion-http-" + count.incrementAndGet());
+            thread.setDaemon(true);
+            return thread;
+        });
     }
 }

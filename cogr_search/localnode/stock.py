@@ -1,0 +1,162 @@
+"""One stock-distribution node: its runtime folder, its configuration and its command line.
+
+The distribution itself is a shared read-only template (`distribution.py`); what is the
+node's own lives in its runtime folder:
+
+    <runtime>/config/   opensearch.yml (ports, paths, single node), jvm.options and
+                        log4j2.properties from the distribution, jvm.options.d/cogr.options
+                        (the heap from --heap; the node exits on OutOfMemoryError)
+    <runtime>/data/     indices (kept across restarts)
+    <runtime>/logs/     the engine's logs, and node.out (the script's stdout/stderr)
+
+The runtime folder is the node's home itself, unless the node runs as the ``cogr-search``
+user (the caller is root): then it is ``/var/lib/cogr-search/nodes/<hash of the home>``,
+owned by that user, and ``<home>/node`` links to it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+from cogr_search.localnode import security
+from cogr_search.localnode.distribution import ensure_distribution, java_env
+from cogr_search.localnode.launchers import HOST, TRANSPORT_OFFSET, Launcher
+from cogr_search.localnode.service_user import NodeUser, node_user
+
+RUNTIMES = "nodes"
+LINK = "node"
+
+
+@dataclass(frozen=True)
+class Peers:
+    """The nodes of a multi-node loopback cluster, as one of them (``name``) sees them."""
+
+    name: str
+    names: tuple[str, ...]
+    transport_ports: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class NodeCommand:
+    """How to run one prepared node: its script, environment, folder and user."""
+
+    argv: list[str]
+    env: dict[str, str]
+    cwd: Path
+    logs: Path
+    user: NodeUser
+
+
+def runtime_dir(home: Path, user: NodeUser | None = None) -> Path:
+    """The folder holding the node's config, data and logs (see the module docstring)."""
+    user = user if user is not None else _user_for_lookup()
+    if user.is_caller:
+        return home
+    digest = hashlib.sha256(str(home).encode()).hexdigest()[:16]
+    return user.home / RUNTIMES / digest
+
+
+def _user_for_lookup() -> NodeUser:
+    """The node's user without creating it (a lookup must not add a system user)."""
+    if os.geteuid() != 0:
+        return NodeUser(name="caller")
+    from cogr_search.localnode import service_user
+
+    return NodeUser(name=service_user.NAME, uid=0, gid=0, home=service_user.HOME)
+
+
+def data_dir(home: Path) -> Path:
+    return runtime_dir(home) / "data"
+
+
+def conf_argument(home: Path) -> str:
+    """The argument on the node's command line that names its config folder: how a pid is
+    recognised as this home's node (the script passes it to the JVM)."""
+    return f"-Dopensearch.path.conf={runtime_dir(home) / 'config'}"
+
+
+def prepare(home: Path, port: int, heap: str, engine: Launcher, peers: Peers | None = None) -> NodeCommand:
+    """Lay out the node's runtime folder for ``port`` and ``heap``; return how to start it.
+
+    Without ``peers`` the node is a cluster of its own; with them it joins theirs."""
+    user = node_user()
+    dist = ensure_distribution(engine, user)
+    runtime = runtime_dir(home, user)
+    config = runtime / "config"
+    for folder in (config / "jvm.options.d", runtime / "data", runtime / "logs"):
+        folder.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(dist / "config" / "log4j2.properties", config / "log4j2.properties")
+    (config / "jvm.options").write_text(_jvm_options((dist / "config" / "jvm.options").read_text(), runtime))
+    (config / "jvm.options.d" / "cogr.options").write_text(
+        f"# written by cogr-search: the heap of `start --heap`\n-Xms{heap}\n-Xmx{heap}\n-XX:+ExitOnOutOfMemoryError\n"
+    )
+    env = java_env(engine)
+    secured = security.prepare(home, config, dist, env) if engine.secure else []
+    (config / "opensearch.yml").write_text(_settings(port, runtime, peers) + "".join(f"{line}\n" for line in secured))
+    if not user.is_caller:
+        user.give(runtime)
+        link = home / LINK
+        if not link.is_symlink():
+            link.symlink_to(runtime, target_is_directory=True)
+    env["OPENSEARCH_PATH_CONF"] = str(config)
+    env.pop("OPENSEARCH_JAVA_OPTS", None)  # the heap comes from --heap, nothing else
+    if user.home is not None:
+        env["HOME"] = str(user.home)
+    return NodeCommand(
+        argv=[str(dist / "bin" / "opensearch")], env=env, cwd=runtime, logs=runtime / "logs", user=user
+    )
+
+
+def _jvm_options(text: str, runtime: Path) -> str:
+    """The distribution's jvm.options with its relative paths made the node's own.
+
+    Why: the script runs the JVM from the distribution folder, so ``logs/gc.log``,
+    ``HeapDumpPath=data`` and ``ErrorFile=logs/...`` would land in the shared, read-only
+    template; the deb and rpm packages rewrite them to their own folders the same way.
+    """
+    logs, data = runtime / "logs", runtime / "data"
+    return (
+        text.replace("file=logs/", f"file={logs}/")
+        .replace("HeapDumpPath=data", f"HeapDumpPath={data}")
+        .replace("ErrorFile=logs/", f"ErrorFile={logs}/")
+        .replace("-Xloggc:logs/", f"-Xloggc:{logs}/")
+    )
+
+
+def _discovery(peers: Peers | None) -> list[str]:
+    """A single node, or the seed hosts and first cluster managers of a loopback cluster."""
+    if peers is None:
+        return ["node.name: cogr-local", "discovery.type: single-node"]
+    seeds = ", ".join(f'"{HOST}:{p}"' for p in peers.transport_ports)
+    return [
+        f"node.name: {peers.name}",
+        f"discovery.seed_hosts: [{seeds}]",
+        f"cluster.initial_cluster_manager_nodes: [{', '.join(peers.names)}]",
+    ]
+
+
+def _settings(port: int, runtime: Path, peers: Peers | None = None) -> str:
+    """opensearch.yml of a loopback node."""
+    single = peers is None
+    return "\n".join(
+        [
+            "# written by cogr-search at each start: a node on the loopback interface",
+            "cluster.name: cogr-local",
+            *_discovery(peers),
+            f"network.host: {HOST}",
+            f"http.port: {port}",
+            f"transport.port: {port + TRANSPORT_OFFSET}",
+            f"path.data: {runtime / 'data'}",
+            f"path.logs: {runtime / 'logs'}",
+            # A laptop's or CI's disk is often past the default 85-90% watermarks.
+            "cluster.routing.allocation.disk.threshold_enabled: false",
+            # One node cannot host replicas: an index created without a replica count would
+            # leave the cluster yellow for good.
+            *(["cluster.default_number_of_replicas: 0"] if single else []),
+            "",
+        ]
+    )
