@@ -114,7 +114,8 @@ def run(data: Path, settings: Settings, port: int | None, heap: str, max_items: 
                           "docs_per_s": round(result.documents / result.seconds, 1), "caught_up": result.caught_up,
                           "deleted": result.deleted_documents, "writer_ops": writer.ops if writer else 0,
                           "writer_refusals": writer.refusals if writer else 0,
-                          "writer_max_refused_s": round(writer.max_refused_s, 3) if writer else 0.0})
+                          "writer_max_refused_s": round(writer.max_refused_s, 3) if writer else 0.0,
+                          "phase_s": result.as_dict()["phase_s"]})
             prune_versions(cluster, ALIAS, keep=1)
         if raw:
             raws.append(raw_bulk_rate(info.url, cluster, "bench-raw-bulk", docs))
@@ -123,6 +124,7 @@ def run(data: Path, settings: Settings, port: int | None, heap: str, max_items: 
         "docs": len(items),
         "copies": n_copies,
         "chunk_size": config.chunk_size,
+        "in_flight": config.in_flight,
         "write_rate": write_rate,
         "heap": heap,
         "node_start_s": round(info.start_seconds, 2),

@@ -68,7 +68,7 @@ def node_bench(engine: str, line: str | None, nodes: int, repeat: int, heap: str
 @port_option
 @heap_option
 @max_items_option
-@config_flags(SyncConfig, [flag("--chunk-size", "chunk_size")], config_file=False)
+@config_flags(SyncConfig, [flag("--chunk-size", "chunk_size"), flag("--in-flight", "in_flight")], config_file=False)
 @click.option("--copies", type=click.IntRange(min=1), default=1, show_default=True,
               help="Ingest the catalog N times (the same items under new ids), to see what grows with its size.")
 @click.option("--write-rate", type=click.FloatRange(min=0), default=20.0, show_default=True,
