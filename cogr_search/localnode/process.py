@@ -31,6 +31,7 @@ import base64
 import contextlib
 import datetime as _dt
 import errno
+import http.client
 import json
 import os
 import re
@@ -149,8 +150,8 @@ def _get_json(url: str, timeout: float, auth: security.Credentials | None = None
     try:
         with urllib.request.urlopen(request, timeout=timeout, context=context) as resp:  # noqa: S310 (our node)
             body = json.loads(resp.read())
-    except (OSError, ValueError):  # refused, reset, timeout, HTTP error status, TLS, not JSON
-        return None
+    except (OSError, ValueError, http.client.HTTPException):  # refused, reset, timeout, error status, TLS,
+        return None  # not JSON, or not HTTP at all (another program took the port)
     return body if isinstance(body, dict) else None
 
 
