@@ -81,15 +81,23 @@ def ensure_distribution(launcher: Launcher, user: NodeUser) -> Path:
             return template
         partial = root / f".{template.name}.partial"
         shutil.rmtree(partial, ignore_errors=True)
-        _unpack(maven_zip(launcher), partial)
-        if launcher.assemble_modules:
-            _copy_modules(partial)
+        unpack_stock(launcher, partial)
         _install_plugin(partial, plugin_zip, launcher)
         partial.rename(template)
         for old in root.glob(f"{name}-cogr-*"):
             if old != template:
                 shutil.rmtree(old, ignore_errors=True)
     return template
+
+
+def unpack_stock(launcher: Launcher, dest: Path) -> Path:
+    """The line's distribution unpacked into ``dest``, with 2.19's missing modules assembled:
+    what the official tarball holds, before any plugin. Local nodes and the container images
+    (`cogr_search.containers`) start from the same files this way."""
+    _unpack(maven_zip(launcher), dest)
+    if launcher.assemble_modules:
+        _copy_modules(dest)
+    return dest
 
 
 def _unpack(archive: Path, dest: Path) -> None:
