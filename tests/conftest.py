@@ -26,6 +26,7 @@ Test ids name engine and version: `[opensearch-2.19]`, `[opensearch-3.8]`, `[ela
 from __future__ import annotations
 
 import os
+import shutil
 import socket
 from collections.abc import Iterator
 from pathlib import Path
@@ -72,12 +73,32 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def pytest_report_header(config: pytest.Config) -> str:
+def session_nodes_line() -> str:
     """Which session nodes this run uses (the local launcher, or containers of our images)."""
     if containers_chosen():
         images = ", ".join(node.image for node in CONTAINER_NODES.values())
         return f"session nodes: OpenSearch in containers ({images}); Elasticsearch: the local launcher"
     return "session nodes: the local launcher (stock distributions); COGR_TEST_NODES=containers runs our images"
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    return session_nodes_line()
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """The same line at the end, where -q shows it too."""
+    terminalreporter.write_line(session_nodes_line())
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Without a container engine the `containers` tests cannot run: deselected, in one line."""
+    if shutil.which("podman") or shutil.which("docker"):
+        return
+    dropped = [item for item in items if item.get_closest_marker("containers") is not None]
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = [item for item in items if item.get_closest_marker("containers") is None]
+        print(f"no container engine (podman or docker) on PATH: {len(dropped)} container test(s) deselected")
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
