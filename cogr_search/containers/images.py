@@ -124,8 +124,27 @@ def ensure_images(images: list[Image], log: Callable[[str], None] = print) -> di
             log(f"{image.name}: up to date ({digest})")
             continue
         log(f"{image.name}: building ({digest})")
+        replaced = image_id(image.name)
         _build(image, digest)
+        if replaced and replaced != image_id(image.name):
+            _remove_quietly(replaced)
     return hashes
+
+
+def image_id(name: str) -> str | None:
+    try:
+        return engine("image", "inspect", "--format", "{{.Id}}", name).strip() or None
+    except EngineError:
+        return None
+
+
+def _remove_quietly(image: str) -> None:
+    """Remove an image a rebuild replaced (the service's is 6 GB). The build's intermediate
+    images stay: they are the layer cache that makes a code change cost seconds."""
+    try:
+        engine("rmi", image)
+    except EngineError:
+        pass  # still a parent of a cached layer, or used by a container
 
 
 # --------------------------------------------------------------------------- the images
