@@ -4,7 +4,7 @@
 #
 # BASE is an image with OpenSearch in /usr/share/opensearch, run as the user opensearch:
 #   opensearchproject/opensearch:2.19.6 / :3.8.0       where a registry is in reach
-#   localhost/cogr-opensearch-dist:2.19.6 / :3.8.0     built here (opensearch-dist.Dockerfile)
+#   localhost/cogr-opensearch-dist:2.19.6 / :3.8.0     built here (engine-dist.Dockerfile)
 # The plugin zip must be built for the same OpenSearch version (a zip installs only on the
 # exact version in its descriptor). The context holds the zip alone (`make images` stages it).
 ARG BASE=opensearchproject/opensearch:2.19.6

@@ -7,7 +7,8 @@
 3. else the project's local launcher (the stock distribution), started once per test
    session in a temporary home on a free port, and stopped at the end.
 The header of the run says which. Elasticsearch likewise, started on first use:
-`COGR_ELASTICSEARCH_URL`, else the local launcher (plugins/es-node), one node per session
+`COGR_ELASTICSEARCH_URL`, else a container of localhost/cogr-elasticsearch-dist:8.17.2 with
+`COGR_TEST_NODES=containers`, else the local launcher (plugins/es-node), one node per session
 (`es_node_handle`).
 
 OpenSearch 3.x and Elasticsearch 9.x (the launchers' Java 21+ lines) likewise:
@@ -77,7 +78,7 @@ def session_nodes_line() -> str:
     """Which session nodes this run uses (the local launcher, or containers of our images)."""
     if containers_chosen():
         images = ", ".join(node.image for node in CONTAINER_NODES.values())
-        return f"session nodes: OpenSearch in containers ({images}); Elasticsearch: the local launcher"
+        return f"session nodes: containers of the project's images ({images}); Elasticsearch 9.x: the local launcher"
     return "session nodes: the local launcher (stock distributions); COGR_TEST_NODES=containers runs our images"
 
 
@@ -192,6 +193,10 @@ def es_node_handle(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalNo
     home = tmp_path_factory.mktemp("elasticsearch-node")
     if os.environ.get("COGR_ELASTICSEARCH_URL"):
         yield LocalNodeHandle(ELASTICSEARCH, home, ES_HEAP, external_url=os.environ["COGR_ELASTICSEARCH_URL"])
+        return
+    if containers_chosen():
+        for url in container_url(ES8):
+            yield LocalNodeHandle(ELASTICSEARCH, home, ES_HEAP, external_url=url)
         return
     handle = LocalNodeHandle(ELASTICSEARCH, home, ES_HEAP)
     try:

@@ -60,8 +60,8 @@ def test_opensearch_image_installs_the_zip_on_a_base_given_as_argument() -> None
     assert steps[0] == ("ARG", "BASE=opensearchproject/opensearch:2.19.6") and ("FROM", "${BASE}") in steps
     run = " ".join(a for w, a in steps if w == "RUN")
     assert "bin/opensearch-plugin install --batch file:///tmp/cogr-search-plugin.zip" in run
-    dist = _instructions(DOCKER / "opensearch-dist.Dockerfile")
-    assert ("USER", "opensearch") in dist  # the stock distribution refuses root
+    dist = _instructions(DOCKER / "engine-dist.Dockerfile")
+    assert ("USER", "${ENGINE}") in dist  # the stock distributions refuse root
 
 
 def test_service_image_serves_on_all_interfaces_of_its_port() -> None:

@@ -10,7 +10,7 @@ Two bases (``--bases``):
 
 - ``local`` (default): no registry is needed. ``cogr-base:<suite>`` comes from
   ``debootstrap --variant=minbase`` (docker/base/build.sh); the OpenSearch layout of the
-  official image is rebuilt from the Maven Central distribution (opensearch-dist.Dockerfile);
+  official image is rebuilt from the Maven Central distribution (engine-dist.Dockerfile);
   Python from Debian (python-base.Dockerfile).
 - ``official``: where Docker Hub answers: ``opensearchproject/opensearch:<version>`` and
   ``python:3.11-slim`` are the bases, and only the plugin and service layers are built.
@@ -25,19 +25,19 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from cogr_search.containers.engine import EngineError, engine, engine_command
 from cogr_search.errors import CogrError
-from cogr_search.localnode import OPENSEARCH, OPENSEARCH_3, Launcher, ensure_built
+from cogr_search.containers.root_endpoint import SOURCE as ROOT_ENDPOINT_SOURCE
+from cogr_search.containers.root_endpoint import build_root_plugin
+from cogr_search.localnode import ELASTICSEARCH, OPENSEARCH, OPENSEARCH_3, Launcher, ensure_built
 from cogr_search.localnode.distribution import maven_zip, unpack_stock
 
 REPO = Path(__file__).resolve().parents[2]
 DOCKER = REPO / "docker"
 HASH_LABEL = "cogr-search.content-hash"
-PIP_CACHE = Path("/var/cache/cogr-search/pip")
-"""Mounted into the service image's build: a rebuild after a code change reuses the wheels."""
 HOST_CA_BUNDLE = Path("/etc/ssl/certs/ca-certificates.crt")
 """Mounted read-only into builds that download: a host behind a TLS-inspecting proxy trusts
 its CA there, and the image must not bake that CA in."""
@@ -168,16 +168,24 @@ def _modules_sources() -> list[Path]:
 
 
 def _dist_image(launcher: Launcher, base: str, java_package: str) -> Image:
+    """The stock distribution of ``launcher`` in the official image's layout (engine-dist.Dockerfile)."""
+    engine_name = launcher.engine.name
+
     def stage(context: Path) -> None:
-        unpack_stock(launcher, context / "opensearch")
-        shutil.copy2(DOCKER / "opensearch-entrypoint.sh", context / "entrypoint.sh")
+        unpack_stock(launcher, context / "dist")
+        shutil.copy2(DOCKER / "engine-entrypoint.sh", context / "entrypoint.sh")
+        (context / "plugins").mkdir()
+        if engine_name == "elasticsearch":
+            build_root_plugin(context / "dist", context / "plugins" / "root-endpoint.zip")
 
     def inputs() -> list[Path]:
         extra = _modules_sources() if launcher.assemble_modules else []
-        return [maven_zip(launcher), DOCKER / "opensearch-entrypoint.sh", *extra]
+        if engine_name == "elasticsearch":
+            extra.append(ROOT_ENDPOINT_SOURCE)
+        return [maven_zip(launcher), DOCKER / "engine-entrypoint.sh", *extra]
 
-    return Image(f"localhost/cogr-opensearch-dist:{launcher.version}", "opensearch-dist.Dockerfile", inputs, stage,
-                 parent=base, build_args={"BASE": base, "JAVA_PACKAGE": java_package})
+    return Image(f"localhost/cogr-{engine_name}-dist:{launcher.version}", "engine-dist.Dockerfile", inputs, stage,
+                 parent=base, build_args={"BASE": base, "JAVA_PACKAGE": java_package, "ENGINE": engine_name})
 
 
 def _plugin_image(launcher: Launcher, base: str) -> Image:
@@ -195,11 +203,7 @@ def _serve_image(base: str) -> Image:
 
 
 def _download_volumes() -> tuple[str, ...]:
-    PIP_CACHE.mkdir(parents=True, exist_ok=True)
-    volumes = [f"{PIP_CACHE}:/root/.cache/pip"]
-    if HOST_CA_BUNDLE.is_file():
-        volumes.append(f"{HOST_CA_BUNDLE}:{HOST_CA_BUNDLE}:ro")
-    return tuple(volumes)
+    return (f"{HOST_CA_BUNDLE}:{HOST_CA_BUNDLE}:ro",) if HOST_CA_BUNDLE.is_file() else ()
 
 
 SERVE_IMAGE = "localhost/cogr-serve:latest"
@@ -208,6 +212,13 @@ LINES: dict[str, tuple[Launcher, str, str]] = {
     # 3.x needs Java 21: Debian has it from trixie on.
     OPENSEARCH_3.version: (OPENSEARCH_3, "trixie", "openjdk-21-jre-headless"),
 }
+
+
+# Elasticsearch 8.17 as its stock distribution (the local launcher still runs it from a classpath).
+ELASTICSEARCH_STOCK = replace(ELASTICSEARCH, distribution=("org.elasticsearch.distribution.integ-test-zip", "elasticsearch",
+                                                          ELASTICSEARCH.version))
+ELASTICSEARCH_IMAGE = f"localhost/cogr-elasticsearch-dist:{ELASTICSEARCH.version}"
+"""Elasticsearch has no cogr plugin: the distribution image is the one the tests run."""
 
 
 def opensearch_image(launcher: Launcher) -> str:
@@ -225,6 +236,7 @@ def local_images() -> list[Image]:
     for launcher, suite, java in LINES.values():
         dist = _dist_image(launcher, bases[suite].name, java)
         images += [dist, _plugin_image(launcher, dist.name)]
+    images.append(_dist_image(ELASTICSEARCH_STOCK, bases["bookworm"].name, "openjdk-17-jre-headless"))
     return [*images, _serve_image(python.name)]
 
 

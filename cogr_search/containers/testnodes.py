@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import psutil
 
 from cogr_search.containers.engine import LABEL, EngineError, docker_api_env, engine
-from cogr_search.containers.images import opensearch_image
+from cogr_search.containers.images import ELASTICSEARCH_IMAGE, opensearch_image
 from cogr_search.localnode import OPENSEARCH, OPENSEARCH_3, Launcher
 
 ROLE = "test-node"
@@ -49,7 +49,13 @@ def opensearch_node(launcher: Launcher, heap: str = "768m") -> NodeImage:
                      {"discovery.type": "single-node", "OPENSEARCH_JAVA_OPTS": f"-Xms{heap} -Xmx{heap}"})
 
 
-NODES: dict[str, NodeImage] = {"opensearch-2.19": opensearch_node(OPENSEARCH), "opensearch-3.8": opensearch_node(OPENSEARCH_3)}
+def elasticsearch_node(heap: str = "768m") -> NodeImage:
+    """A single-node Elasticsearch 8.17 of the stock distribution (security off, GET / served)."""
+    return NodeImage(ELASTICSEARCH_IMAGE, 9200, {"discovery.type": "single-node", "ES_JAVA_OPTS": f"-Xms{heap} -Xmx{heap}"})
+
+
+NODES: dict[str, NodeImage] = {"opensearch-2.19": opensearch_node(OPENSEARCH), "opensearch-3.8": opensearch_node(OPENSEARCH_3),
+                               "elasticsearch-8.17": elasticsearch_node()}
 """The test ids (tests/conftest.py) whose session node can be a container."""
 
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Like the official image's entrypoint: every environment variable named like a setting
+# Like the official images' entrypoints: every environment variable named like a setting
 # (lower case with a dot: discovery.type, plugins.cogr.service_url) becomes -E name=value,
-# then exec bin/opensearch in the foreground, so that a stop signal reaches the JVM.
+# then exec bin/opensearch (or bin/elasticsearch) in the foreground, so that a stop signal reaches the JVM.
 set -euo pipefail
 settings=()
 while IFS='=' read -r -d '' name value; do
@@ -9,4 +9,4 @@ while IFS='=' read -r -d '' name value; do
     settings+=("-E" "$name=$value")
   fi
 done < <(env -0)
-exec "${ENGINE_BIN:-/usr/share/opensearch/bin/opensearch}" "${settings[@]}" "$@"
+exec "$ENGINE_BIN" "${settings[@]}" "$@"
