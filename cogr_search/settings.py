@@ -40,7 +40,8 @@ class Settings(BaseSettings):
     The connection fields are `cluster_*` (`COGR_CLUSTER_*`); their earlier names
     `opensearch_*` (`COGR_OPENSEARCH_*`, and `opensearch_*=` keywords of `load_settings`) still work."""
 
-    model_config = SettingsConfigDict(env_prefix="COGR_", extra="ignore", populate_by_name=True)
+    # An empty variable (`COGR_CLUSTER_CA_CERTS=`) means unset, as in a shell: not the path ".".
+    model_config = SettingsConfigDict(env_prefix="COGR_", extra="ignore", populate_by_name=True, env_ignore_empty=True)
 
     cluster_url: str | None = Field(
         default=None,
@@ -66,7 +67,10 @@ class Settings(BaseSettings):
         default="auto", description="Generation backend: auto, transformers or vllm (COGR_BACKEND)."
     )
     mappings_dir: Path | None = Field(default=None, description="Index templates instead of the packaged ones (COGR_MAPPINGS_DIR).")
-    plugins_dir: Path | None = Field(default=None, description="Maven project of the local-node launcher (COGR_PLUGINS_DIR).")
+    plugins_dir: Path | None = Field(default=None, description="Maven project of the plugins and launchers (COGR_PLUGINS_DIR).")
+    maven_repo: Path | None = Field(
+        default=None, description="Maven's local repository, where stock distributions are fetched to (default ~/.m2/repository)."
+    )
     java21_home: Path | None = Field(
         default=None,
         description="A JDK 21+ folder for the OpenSearch 3.x local node and its build (COGR_JAVA21_HOME); "

@@ -19,13 +19,14 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import psutil
 import pytest
 
 from cogr_search.cluster.client import Cluster
 from cogr_search.cluster.indices import alias_target, versions, write_blocked
+from cogr_search.bench.node import free_port_run
 from cogr_search.localnode import multinode, process
-from cogr_search.localnode.launchers import TRANSPORT_OFFSET
-from tests.conftest import REPO_ROOT, connect_to, free_port
+from tests.conftest import REPO_ROOT, connect_to
 from tests.test_sync_online import ENV, Writer, _assert_content, _catalog
 
 pytestmark = pytest.mark.opensearch
@@ -33,16 +34,6 @@ pytestmark = pytest.mark.opensearch
 NODES = 3
 DEADLINE_S = 300
 POLL_S = 0.05
-
-
-def _free_port_run(n: int) -> int:
-    """A port P with P..P+n-1 and their transport ports (+100) all free."""
-    for _ in range(200):
-        port = free_port()
-        wanted = [p for i in range(n) for p in (port + i, port + i + TRANSPORT_OFFSET)]
-        if max(wanted) <= 65535 and all(process._port_free(p) for p in wanted):
-            return port
-    raise RuntimeError("no free run of ports found")
 
 
 def _cli(*args: str, timeout: float = DEADLINE_S) -> subprocess.CompletedProcess[str]:
@@ -53,7 +44,7 @@ def _cli(*args: str, timeout: float = DEADLINE_S) -> subprocess.CompletedProcess
 @pytest.fixture(scope="module")
 def three_nodes(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, str]]:
     home = tmp_path_factory.mktemp("three-nodes")
-    port = _free_port_run(NODES)
+    port = free_port_run(NODES)
     started = _cli("opensearch", "start", "--nodes", str(NODES), "--home", str(home), "--port", str(port),
                    "--heap", "384m")
     try:
@@ -130,8 +121,10 @@ def test_a_sync_with_replicas_survives_a_node_killed_mid_copy(three_nodes: tuple
             assert sync.poll() is None, f"the sync ended before the kill: {sync.communicate()}"
             assert time.monotonic() < deadline, "the sync did not start copying in time"
             time.sleep(POLL_S)  # poll interval: the loop checks the condition
+        victim_process = psutil.Process(victim_pid)
         os.kill(victim_pid, signal.SIGKILL)
         killed_during_copy = _indexed(cluster, target) < n_items
+        assert process._wait_gone(victim_process, 60)  # dead, its ports released
         multinode.start_node(plan, 2, timeout=DEADLINE_S)  # the operator brings it back
         out, err = sync.communicate(timeout=DEADLINE_S)
         reruns = 0

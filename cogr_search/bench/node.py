@@ -19,12 +19,57 @@ def free_port() -> int:
 
 
 @contextmanager
-def throwaway_node(port: int | None, heap: str) -> Iterator[local_node.NodeInfo]:
-    """Start a fresh node in a temporary home (port None: a free one), stop it afterwards."""
+def throwaway_node(port: int | None, heap: str, nodes: int = 1) -> Iterator[local_node.NodeInfo]:
+    """Start a fresh node (``nodes`` > 1: a loopback cluster) in a temporary home (port None:
+    free ones), stop it afterwards; the info of its first node."""
+    from cogr_search.localnode import multinode
+
     with tempfile.TemporaryDirectory(prefix="cogr-bench-node-") as home:
-        local_node.ensure_built()
-        info = local_node.start(Path(home), port=port or free_port(), heap=heap)
+        if nodes == 1:
+            info = local_node.start(Path(home), port=port or free_port_run(1), heap=heap)
+        else:
+            info = multinode.start_cluster(Path(home), nodes, port=port or free_port_run(nodes), heap=heap)[0]
         try:
             yield info
         finally:
-            local_node.stop(Path(home))
+            if nodes == 1:
+                local_node.stop(Path(home))
+            else:
+                multinode.stop_cluster(Path(home))
+
+
+def start_times(engine: local_node.Launcher, nodes: int, repeat: int, heap: str) -> dict:
+    """Start a fresh node (or ``nodes``-node cluster) ``repeat`` times in throwaway homes: the
+    seconds from launch to a yellow answer, and to stopped again."""
+    import time
+
+    from cogr_search.localnode import multinode
+
+    runs = []
+    for _ in range(repeat):
+        with tempfile.TemporaryDirectory(prefix="cogr-bench-node-") as home:
+            started = time.perf_counter()
+            if nodes == 1:
+                local_node.start(Path(home), port=free_port_run(1), heap=heap, engine=engine)
+            else:
+                multinode.start_cluster(Path(home), nodes, port=free_port_run(nodes), heap=heap, engine=engine)
+            up = time.perf_counter() - started
+            if nodes == 1:
+                local_node.stop(Path(home))
+            else:
+                multinode.stop_cluster(Path(home))
+            runs.append({"start_s": round(up, 2), "stop_s": round(time.perf_counter() - started - up, 2)})
+    return {"engine": engine.description, "nodes": nodes, "heap": heap, "runs": runs,
+            "start_s_mean": round(sum(r["start_s"] for r in runs) / len(runs), 2)}
+
+
+def free_port_run(n: int) -> int:
+    """A port P with P..P+n-1 and their transport ports free."""
+    from cogr_search.localnode import process
+
+    for _ in range(200):
+        port = free_port()
+        wanted = [p for i in range(n) for p in (port + i, port + i + local_node.TRANSPORT_OFFSET)]
+        if max(wanted) <= 65535 and all(process._port_free(p) for p in wanted):
+            return port
+    raise local_node.LocalNodeError("no free run of ports found")

@@ -44,28 +44,49 @@ def ingest_bench(data: Path, port: int | None, heap: str, max_items: int | None,
     _print(result, as_json)
 
 
+@bench.command("node")
+@click.option("--engine", type=click.Choice(["opensearch", "elasticsearch"]), default="opensearch", show_default=True)
+@click.option("--version", "line", default=None, help="Engine line (opensearch: 2.19 or 3.x; elasticsearch: 8.17 or 9.x).")
+@click.option("--nodes", type=click.IntRange(min=1, max=9), default=1, show_default=True,
+              help="Start a cluster of this many nodes (stock OpenSearch only).")
+@click.option("--repeat", type=click.IntRange(min=1), default=3, show_default=True)
+@heap_option
+@json_output
+def node_bench(engine: str, line: str | None, nodes: int, repeat: int, heap: str, as_json: bool) -> None:
+    """Start and stop a fresh local node (or cluster) REPEAT times: seconds to yellow, and to stopped."""
+    from cogr_search import localnode
+    from cogr_search.bench import node
+
+    launcher = localnode.engine_line(engine, line) if line else localnode.ENGINES[engine]
+    localnode.ensure_built(engine=launcher)
+    _print(node.start_times(launcher, nodes, repeat, heap), as_json)
+
+
 @bench.command("sync")
 @click.option("--data", "data", required=True, type=click.Path(exists=True, file_okay=False, path_type=Path),
               help="Catalog directory (BEIR or WANDS layout).")
 @port_option
 @heap_option
 @max_items_option
-@config_flags(SyncConfig, [flag("--chunk-size", "chunk_size")], config_file=False)
+@config_flags(SyncConfig, [flag("--chunk-size", "chunk_size"), flag("--in-flight", "in_flight")], config_file=False)
 @click.option("--copies", type=click.IntRange(min=1), default=1, show_default=True,
               help="Ingest the catalog N times (the same items under new ids), to see what grows with its size.")
 @click.option("--write-rate", type=click.FloatRange(min=0), default=20.0, show_default=True,
               help="Writes a second through the alias during each sync (index, overwrite, delete in turn; 0: none).")
 @click.option("--raw/--no-raw", default=True, show_default=True, help="Also time raw _bulk of the same documents.")
+@click.option("--nodes", type=click.IntRange(min=1, max=9), default=1, show_default=True,
+              help="On a fresh loopback cluster of this many nodes, every index (raw too) with one replica.")
 @json_output
 def sync_bench(data: Path, port: int | None, heap: str, max_items: int | None, config_flags: ConfigFlags, copies: int,
-               write_rate: float, raw: bool, as_json: bool) -> None:
+               write_rate: float, raw: bool, nodes: int, as_json: bool) -> None:
     """Sync DATA's catalog on a fresh node while an app writes: sync_s, freeze_s, and raw _bulk for scale.
 
     Items the writer adds get their title keyword (--missing title-only)."""
     from cogr_search.bench import sync
 
     result = sync.run(data, settings_from(), port=port, heap=heap, max_items=max_items,
-                      config=config_flags.build(missing="title-only"), n_copies=copies, write_rate=write_rate, raw=raw)
+                      config=config_flags.build(missing="title-only"), n_copies=copies, write_rate=write_rate, raw=raw,
+                      nodes=nodes)
     _print(result, as_json)
 
 

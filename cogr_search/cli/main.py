@@ -140,6 +140,7 @@ def _register() -> None:
         node_cmds,
         reproduce_cmd,
         search_cmd,
+        security_cmds,
         serve_cmd,
         sync_cmd,
         train_cmds,
@@ -162,6 +163,7 @@ def _register() -> None:
         reproduce_cmd.reproduce,
         demo_cmd.demo,
         bench_cmds.bench,
+        security_cmds.security,
     ):
         cli.add_command(command)
 

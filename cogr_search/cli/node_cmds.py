@@ -15,7 +15,7 @@ import click
 from cogr_search.cli.options import settings_from
 from cogr_search.errors import CogrError
 from cogr_search import localnode as local_node
-from cogr_search.localnode import ELASTICSEARCH, LINES, OPENSEARCH, Launcher, multinode
+from cogr_search.localnode import ELASTICSEARCH, LINES, OPENSEARCH, OPENSEARCH_SECURE, Launcher, multinode
 
 
 def node_group(engine: Launcher) -> click.Group:
@@ -39,7 +39,18 @@ def node_group(engine: Launcher) -> click.Group:
         f"{newer.java_release}+: COGR_JAVA21_HOME, JAVA_HOME, java on PATH or /usr/lib/jvm).",
     )
 
-    def _launcher(line: str) -> Launcher:
+    secure_option = click.option(
+        "--secure",
+        is_flag=True,
+        help="The secured node: OpenSearch 2.19.4 with its security plugin (TLS with a CA made for it, an admin "
+        "user with a random password, no demo users); its own default home ($COGR_HOME/opensearch-secure).",
+    )
+
+    def _launcher(line: str, secure: bool = False) -> Launcher:
+        if secure:
+            if engine is not OPENSEARCH:
+                raise CogrError(f"--secure: a secured local {engine.label} node is not available yet")
+            return OPENSEARCH_SECURE
         try:
             return local_node.engine_line(engine.name, line)
         except local_node.LocalNodeError as err:
@@ -82,11 +93,12 @@ def node_group(engine: Launcher) -> click.Group:
     )
     @home_option
     @version_option
+    @secure_option
     def start(port: int | None, heap: str | None, timeout: float, nodes: int | None, home: Path | None,
-              line: str) -> None:
+              line: str, secure: bool) -> None:
         """Start the node (the stock distribution, with the cogr plugin) in the background and
         wait for yellow. A node already running is reused; a --port other than its own is refused."""
-        launcher = _launcher(line)
+        launcher = _launcher(line, secure)
         node_home = local_node.record.norm_home(_home(home, launcher))
         try:
             if nodes not in (None, 1) or multinode.is_cluster_home(node_home):
@@ -102,6 +114,17 @@ def node_group(engine: Launcher) -> click.Group:
         except local_node.LocalNodeError as err:
             raise CogrError(str(err)) from err
         click.echo(info.url)
+        if launcher.secure:
+            _print_credentials(node_home, info.url)
+
+    def _print_credentials(node_home: Path, url: str) -> None:
+        """How to point cogr-search at the secured node (stderr: stdout stays the URL)."""
+        creds = local_node.security.credentials(node_home)
+        assert creds is not None
+        click.echo(f"TLS with a private CA and the user {creds.user}; point cogr-search at it with:", err=True)
+        click.echo(f"  export COGR_CLUSTER_URL={url} COGR_CLUSTER_USER={creds.user} "
+                   f"COGR_CLUSTER_PASSWORD=\"$(cat {node_home / local_node.security.PASSWORD_FILE})\" "
+                   f"COGR_CLUSTER_CA_CERTS={creds.ca_certs}", err=True)
 
     def _refuse_other_port(node_home: Path, port: int | None, launcher: Launcher) -> None:
         """A running node is reused, said in one line; asked for another port, refused."""
@@ -138,9 +161,10 @@ def node_group(engine: Launcher) -> click.Group:
     @group.command()
     @home_option
     @version_option
-    def stop(home: Path | None, line: str) -> None:
+    @secure_option
+    def stop(home: Path | None, line: str, secure: bool) -> None:
         """Stop the node (or every node of the cluster) started from this home directory."""
-        node_home = _home(home, _launcher(line))
+        node_home = _home(home, _launcher(line, secure))
         try:
             if multinode.is_cluster_home(node_home):
                 stopped = multinode.stop_cluster(node_home)
@@ -153,9 +177,10 @@ def node_group(engine: Launcher) -> click.Group:
     @group.command()
     @home_option
     @version_option
-    def status(home: Path | None, line: str) -> None:
+    @secure_option
+    def status(home: Path | None, line: str, secure: bool) -> None:
         """Say whether the local node runs, where, and its version (a cluster: each node and its health)."""
-        node_home = _home(home, _launcher(line))
+        node_home = _home(home, _launcher(line, secure))
         if multinode.is_cluster_home(node_home):
             states = multinode.cluster_status(node_home)
             for i, state in enumerate(states, start=1):

@@ -21,6 +21,7 @@ SYNC_FLAGS = [
     flag("--k-max", "k_max", help="Keywords per item kept [default: 30; with --run, the run's k_max and no other]."),
     flag("--unknown-tolerance", "unknown_tolerance"),
     flag("--chunk-size", "chunk_size"),
+    flag("--in-flight", "in_flight"),
     flag("--lease-s", "lease_s"),
     flag("--catch-up-rounds", "catch_up_rounds"),
     flag("--freeze-below", "freeze_below"),

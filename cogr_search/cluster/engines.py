@@ -149,6 +149,15 @@ def describe_error(exc: BaseException) -> str | None:
         index = cause.get("index")
         where = f" on index {index!r}" if index else ""
         reason = " ".join(error_reason(exc).split())[:300]
+        if status == 403:
+            from cogr_search.cluster.security_roles import permission_hint
+
+            hint = permission_hint(reason)
+            if hint is not None:
+                return f"{label} refused the request{where} (HTTP 403): {hint}"
+            if reason in ("", "HTTP 403", "403"):  # a HEAD request: the answer has no body
+                return (f"{label} refused the request{where} (HTTP 403, no reason given): the user lacks a permission "
+                        "this command needs (`cogr-search security roles --print --alias ALIAS` shows what each role grants)")
         return f"{label} refused the request{where} (HTTP {status} {getattr(exc, 'error', '')}): {reason}"
     return f"{label} client error: {' '.join(str(exc).split())[:300]}"
 

@@ -51,9 +51,13 @@ class Shape:
 
 
 def alias_target(cluster: Cluster, alias: str) -> str | None:
-    """The concrete index the alias points at, or None if the alias does not exist."""
+    """The concrete index the alias points at, or None if the alias does not exist.
+
+    Asked of the alias and its versions only (``A,A-*``), not of every index: a user whose
+    role grants only this alias (`security roles`) may not look at the others."""
     try:
-        found = cluster.call(cluster.client.indices.get_alias, name=alias)
+        found = cluster.call(cluster.client.indices.get_alias, index=f"{alias},{alias}-*", name=alias,
+                             ignore_unavailable=True)
     except NOT_FOUND:
         return None
     names = sorted(found)
@@ -168,8 +172,10 @@ def write_blocked(cluster: Cluster, index: str) -> bool:
 
 def _drop_legacy_template(cluster: Cluster, alias: str) -> None:
     """Earlier releases installed `cogr-<alias>` matching `<alias>-r*`; it must not apply
-    to new versions (nor to another alias's), so it goes."""
+    to new versions (nor to another alias's), so it goes. Looked up first, so that a role
+    without the right to delete templates (`security roles`) needs it only when one exists."""
     try:
+        cluster.call(cluster.client.indices.get_index_template, name=legacy_template_name(alias))
         cluster.call(cluster.client.indices.delete_index_template, name=legacy_template_name(alias))
     except NOT_FOUND:
         pass

@@ -25,13 +25,11 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from cogr_search.containers.engine import EngineError, engine, engine_command
 from cogr_search.errors import CogrError
-from cogr_search.containers.root_endpoint import SOURCE as ROOT_ENDPOINT_SOURCE
-from cogr_search.containers.root_endpoint import build_root_plugin
 from cogr_search.localnode import ELASTICSEARCH, OPENSEARCH, OPENSEARCH_3, Launcher, ensure_built
 from cogr_search.localnode.distribution import maven_zip, unpack_stock
 
@@ -171,18 +169,20 @@ def _dist_image(launcher: Launcher, base: str, java_package: str) -> Image:
     """The stock distribution of ``launcher`` in the official image's layout (engine-dist.Dockerfile)."""
     engine_name = launcher.engine.name
 
+    # Elasticsearch: the project's root-endpoint plugin (plugins/es-node), as on the local node;
+    # the cogr plugin of OpenSearch comes in the next layer, as on the official image.
+    plugins = (lambda: [ensure_built(engine=launcher)]) if engine_name == "elasticsearch" else list
+
     def stage(context: Path) -> None:
         unpack_stock(launcher, context / "dist")
         shutil.copy2(DOCKER / "engine-entrypoint.sh", context / "entrypoint.sh")
         (context / "plugins").mkdir()
-        if engine_name == "elasticsearch":
-            build_root_plugin(context / "dist", context / "plugins" / "root-endpoint.zip")
+        for plugin in plugins():
+            shutil.copy2(plugin, context / "plugins" / plugin.name)
 
     def inputs() -> list[Path]:
         extra = _modules_sources() if launcher.assemble_modules else []
-        if engine_name == "elasticsearch":
-            extra.append(ROOT_ENDPOINT_SOURCE)
-        return [maven_zip(launcher), DOCKER / "engine-entrypoint.sh", *extra]
+        return [maven_zip(launcher), DOCKER / "engine-entrypoint.sh", *extra, *plugins()]
 
     return Image(f"localhost/cogr-{engine_name}-dist:{launcher.version}", "engine-dist.Dockerfile", inputs, stage,
                  parent=base, build_args={"BASE": base, "JAVA_PACKAGE": java_package, "ENGINE": engine_name})
@@ -214,9 +214,6 @@ LINES: dict[str, tuple[Launcher, str, str]] = {
 }
 
 
-# Elasticsearch 8.17 as its stock distribution (the local launcher still runs it from a classpath).
-ELASTICSEARCH_STOCK = replace(ELASTICSEARCH, distribution=("org.elasticsearch.distribution.integ-test-zip", "elasticsearch",
-                                                          ELASTICSEARCH.version))
 ELASTICSEARCH_IMAGE = f"localhost/cogr-elasticsearch-dist:{ELASTICSEARCH.version}"
 """Elasticsearch has no cogr plugin: the distribution image is the one the tests run."""
 
@@ -236,7 +233,7 @@ def local_images() -> list[Image]:
     for launcher, suite, java in LINES.values():
         dist = _dist_image(launcher, bases[suite].name, java)
         images += [dist, _plugin_image(launcher, dist.name)]
-    images.append(_dist_image(ELASTICSEARCH_STOCK, bases["bookworm"].name, "openjdk-17-jre-headless"))
+    images.append(_dist_image(ELASTICSEARCH, bases["bookworm"].name, "openjdk-17-jre-headless"))
     return [*images, _serve_image(python.name)]
 
 

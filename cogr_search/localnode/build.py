@@ -56,10 +56,7 @@ def _build_inputs(root: Path, engine: Launcher) -> Iterator[Path]:
 
 def _needs_build(engine: Launcher) -> bool:
     jar = launcher_jar(engine)
-    lib = jar.parent / "lib"
     if not jar.is_file():
-        return True
-    if not engine.stock and (not lib.is_dir() or not any(lib.glob(engine.server_jar_glob))):
         return True
     built = jar.stat().st_mtime
     return any(p.stat().st_mtime > built for p in _build_inputs(plugins_dir(), engine))
@@ -157,13 +154,10 @@ def build_or_skip(engine: Launcher, quiet: bool = False) -> bool:
         return False
     jar = ensure_built(quiet=quiet, engine=engine)
     java = f"Java {jdk.release} at {jdk.home}" if jdk is not None else "the java on PATH"
-    if engine.stock:
-        from cogr_search.localnode.distribution import ensure_distribution
-        from cogr_search.localnode.service_user import node_user
+    from cogr_search.localnode.distribution import ensure_distribution
+    from cogr_search.localnode.service_user import node_user
 
-        dist = ensure_distribution(engine, node_user())
-        print(f"ready: the stock {engine.description} distribution ({java}) with the plugin {jar.name}: {dist}",
-              file=sys.stderr)
-        return True
-    print(f"built the local {engine.description} node ({java}): {jar}", file=sys.stderr)
+    dist = ensure_distribution(engine, node_user())
+    print(f"ready: the stock {engine.description} distribution ({java}) with the plugin {jar.name}: {dist}",
+          file=sys.stderr)
     return True

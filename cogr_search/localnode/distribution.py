@@ -42,8 +42,13 @@ TEMPLATES = "distributions"
 
 def maven_zip(launcher: Launcher) -> Path:
     """The line's distribution zip in the Maven cache, fetched from Maven Central if missing."""
-    group, artifact, version = launcher.distribution
-    repo = Path(os.environ.get("COGR_MAVEN_REPO", Path.home() / ".m2" / "repository"))
+    return maven_artifact(launcher.distribution)
+
+
+def maven_artifact(coordinates: tuple[str, str, str]) -> Path:
+    """A zip from Maven Central (``group, artifact, version``), fetched once into the Maven cache."""
+    group, artifact, version = coordinates
+    repo = load_settings().maven_repo or Path.home() / ".m2" / "repository"
     path = repo.joinpath(*group.split("."), artifact, version, f"{artifact}-{version}.zip")
     if path.is_file():
         return path
@@ -68,7 +73,8 @@ def ensure_distribution(launcher: Launcher, user: NodeUser) -> Path:
     a crash leaves no half template); older templates of the line are removed.
     """
     plugin_zip = ensure_built(engine=launcher)
-    digest = hashlib.sha256(plugin_zip.read_bytes()).hexdigest()[:12]
+    extras = [maven_artifact(coordinates) for coordinates in launcher.extra_plugins]
+    digest = hashlib.sha256(b"".join(p.read_bytes() for p in [plugin_zip, *extras])).hexdigest()[:12]
     root = templates_root(user)
     name = f"{launcher.key}-{launcher.version}"
     template = root / f"{name}-cogr-{digest}"
@@ -82,7 +88,8 @@ def ensure_distribution(launcher: Launcher, user: NodeUser) -> Path:
         partial = root / f".{template.name}.partial"
         shutil.rmtree(partial, ignore_errors=True)
         unpack_stock(launcher, partial)
-        _install_plugin(partial, plugin_zip, launcher)
+        for zip_path in [plugin_zip, *extras]:
+            _install_plugin(partial, zip_path, launcher)
         partial.rename(template)
         for old in root.glob(f"{name}-cogr-*"):
             if old != template:
@@ -96,7 +103,7 @@ def unpack_stock(launcher: Launcher, dest: Path) -> Path:
     (`cogr_search.containers`) start from the same files this way."""
     _unpack(maven_zip(launcher), dest)
     if launcher.assemble_modules:
-        _copy_modules(dest)
+        _copy_modules(dest, launcher.version)
     return dest
 
 
@@ -121,13 +128,14 @@ def _unpack(archive: Path, dest: Path) -> None:
         folder.chmod(0o755)
 
 
-def _copy_modules(dist: Path) -> None:
-    """Lay the modules built by ``plugins/os-modules`` into the distribution's ``modules/``."""
+def _copy_modules(dist: Path, version: str) -> None:
+    """Lay the modules built by ``plugins/os-modules`` for ``version`` into the distribution's ``modules/``."""
     project = plugins_dir() / MODULES_PROJECT
-    built = project / "target" / "modules"
-    log = project / "target" / "maven-build.log"
+    built = project / "target" / f"modules-{version}"
+    log = project / "target" / f"maven-build-{version}.log"
     if not built.is_dir() or _newer_than(project, built):
-        rc = run_logged(["mvn", "-q", "-B", "-f", str(project / "pom.xml"), "package"], log, echo=False)
+        cmd = ["mvn", "-q", "-B", "-f", str(project / "pom.xml"), f"-Dopensearch.version={version}", "package"]
+        rc = run_logged(cmd, log, echo=False)
         if rc != 0:
             raise LocalNodeError(f"Maven build of {project} failed (exit {rc}); see {log}")
         os.utime(built)
@@ -158,12 +166,15 @@ def java_env(launcher: Launcher, base: dict[str, str] | None = None) -> dict[str
 
 
 def _install_plugin(dist: Path, plugin_zip: Path, launcher: Launcher) -> None:
-    """``bin/opensearch-plugin install --batch file:...``, as the plugin's docs tell users."""
+    """``bin/opensearch-plugin install --batch file:...``, as the plugin's docs tell users
+    (also for the security plugin of a secured line: the plugin tool installs its config
+    files into the template's ``config/``)."""
     tool = dist / "bin" / launcher.plugin_tool
     cmd = [str(tool), "install", "--batch", plugin_zip.resolve().as_uri()]
     done = subprocess.run(cmd, env=java_env(launcher), capture_output=True, text=True, check=False)
     if done.returncode != 0:
         last = (done.stderr.strip() or done.stdout.strip()).splitlines()[-1:] or ["(no output)"]
         raise LocalNodeError(f"{' '.join(cmd)} failed (exit {done.returncode}): {last[0]}")
-    for path in (dist / "plugins").rglob("*"):
-        path.chmod(0o755 if path.is_dir() else 0o644)
+    for folder in ("plugins", "config"):
+        for path in (dist / folder).rglob("*"):
+            path.chmod(0o755 if path.is_dir() else (0o755 if path.suffix == ".sh" else 0o644))

@@ -27,14 +27,16 @@ logs live in that user's runtime folder, linked from ``<home>/node`` (`stock.run
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import datetime as _dt
 import errno
+import http.client
 import json
 import os
 import re
-import shutil
 import socket
+import ssl
 import subprocess
 import time
 import urllib.request
@@ -42,9 +44,8 @@ from pathlib import Path
 
 import psutil
 
-from cogr_search.localnode import stock
-from cogr_search.localnode.build import ensure_built, file_lock
-from cogr_search.localnode.java import jdk_for
+from cogr_search.localnode import security, stock
+from cogr_search.localnode.build import file_lock
 from cogr_search.localnode.launchers import HOST, LAUNCHERS, OPENSEARCH, TRANSPORT_OFFSET, Launcher, LocalNodeError
 from cogr_search.localnode.record import (
     NodeInfo,
@@ -58,8 +59,6 @@ from cogr_search.localnode.record import (
     write_record,
 )
 
-# The launcher prints exactly this, then the URL, once the node has started.
-STARTED_MARKER = "COGR_NODE_STARTED"
 # How often start/stop look at the process and the log; short, so waits end promptly.
 POLL_INTERVAL_S = 0.2
 _HEAP_RE = re.compile(r"^[1-9][0-9]*[kKmMgG]?$")
@@ -98,8 +97,9 @@ def _process(pid: int) -> psutil.Process | None:
 def _our_node(record: dict, home: Path) -> psutil.Process | None:
     """The recorded process if it is *this* home's launcher, not a process that reused the pid.
 
-    Identity: the same start time as recorded (when the record has one) and the
-    recorded engine's launcher main class with this ``--home`` on its command line.
+    Identity: the same start time as recorded (when the record has one), and the recorded
+    engine's main class and this home's config folder (``-D...path.conf=``) on its
+    command line.
     """
     proc = _process(int(record["pid"]))
     if proc is None:
@@ -112,16 +112,8 @@ def _our_node(record: dict, home: Path) -> psutil.Process | None:
     except psutil.Error:
         return None
     engine = record_engine(record)
-    if engine.main_class not in argv:
+    if engine.main_class not in argv or stock.conf_argument(home, engine) not in argv:
         return None
-    if engine.stock:
-        return proc if stock.conf_argument(home) in argv else None
-    if "--home" in argv:
-        i = argv.index("--home")
-        if i + 1 < len(argv):
-            with contextlib.suppress(OSError):
-                if Path(argv[i + 1]).resolve() != home:
-                    return None
     return proc
 
 
@@ -145,29 +137,37 @@ def _port_free(port: int) -> bool:
 # --------------------------------------------------------------------------- HTTP
 
 
-def _get_json(url: str, timeout: float) -> dict | None:
-    """One GET (no retries: the callers poll); None when the node does not answer with JSON."""
+def _get_json(url: str, timeout: float, auth: security.Credentials | None = None) -> dict | None:
+    """One GET (no retries: the callers poll); None when the node does not answer with JSON.
+
+    ``auth``: a secured node's CA (verified, as clients must) and admin credentials."""
+    request = urllib.request.Request(url)
+    context = None
+    if auth is not None:
+        token = base64.b64encode(f"{auth.user}:{auth.password}".encode()).decode()
+        request.add_header("Authorization", f"Basic {token}")
+        context = ssl.create_default_context(cafile=str(auth.ca_certs))
     try:
-        with urllib.request.urlopen(url, timeout=timeout) as resp:  # noqa: S310 (loopback URL of our node)
+        with urllib.request.urlopen(request, timeout=timeout, context=context) as resp:  # noqa: S310 (our node)
             body = json.loads(resp.read())
-    except (OSError, ValueError):  # refused, reset, timeout, HTTP error status, not JSON
-        return None
+    except (OSError, ValueError, http.client.HTTPException):  # refused, reset, timeout, error status, TLS,
+        return None  # not JSON, or not HTTP at all (another program took the port)
     return body if isinstance(body, dict) else None
 
 
-def _version(url: str, timeout: float = 3.0) -> str | None:
+def _version(url: str, timeout: float = 3.0, auth: security.Credentials | None = None) -> str | None:
     """The node's version number (from ``GET /``), or None while it does not answer."""
-    body = _get_json(url + "/", timeout)
+    body = _get_json(url + "/", timeout, auth)
     try:
         return str(body["version"]["number"]) if body else None
     except (KeyError, TypeError):
         return None
 
 
-def _health_ok(url: str, wait_s: float) -> bool:
+def _health_ok(url: str, wait_s: float, auth: security.Credentials | None = None) -> bool:
     """Ask the cluster to reach yellow within ``wait_s``; True once it has."""
     wait_ms = max(100, int(wait_s * 1000))
-    body = _get_json(f"{url}/_cluster/health?wait_for_status=yellow&timeout={wait_ms}ms", wait_s + 5.0)
+    body = _get_json(f"{url}/_cluster/health?wait_for_status=yellow&timeout={wait_ms}ms", wait_s + 5.0, auth)
     # None: unreachable yet, or 408 (not yellow within the wait)
     return body is not None and not body.get("timed_out", True) and body.get("status") in ("yellow", "green")
 
@@ -186,18 +186,6 @@ def _last_meaningful_line(path: Path) -> str:
         if not skip.match(line):
             return line.strip()[:500]
     return "(no output)"
-
-
-def _read_marker(out_path: Path) -> str | None:
-    """The URL from the launcher's started line, once it has been written."""
-    try:
-        text = out_path.read_text(errors="replace")
-    except OSError:
-        return None
-    for line in text.splitlines():
-        if line.startswith(STARTED_MARKER + " "):
-            return line[len(STARTED_MARKER) + 1 :].strip()
-    return None
 
 
 def start(
@@ -250,14 +238,7 @@ def start(
                 "choose another HTTP port"
             )
 
-        if engine.stock:
-            return _launch_stock(home, port, heap, timeout, engine, peers)
-        jar = ensure_built(engine=engine)
-        jdk = jdk_for(engine)
-        java = jdk.java if jdk is not None else shutil.which("java")
-        if java is None:
-            raise LocalNodeError(f"'java' is not on PATH: the local {engine.label} node needs Java 17+")
-        return _launch(home, port, heap, timeout, java, jar, engine)
+        return _launch_stock(home, port, heap, timeout, engine, peers)
 
 
 # The launcher key of the line whose node last wrote a home's data.
@@ -305,7 +286,7 @@ def _reuse_existing(home: Path, timeout: float) -> NodeInfo | None:
     deadline = time.monotonic() + timeout
     while True:
         remaining = deadline - time.monotonic()
-        if _health_ok(str(record["url"]), min(5.0, max(remaining, 0.1))):
+        if _health_ok(str(record["url"]), min(5.0, max(remaining, 0.1)), security.credentials(home)):
             return info_from_record(home, record)
         if remaining <= 0 or not node.is_running():
             break
@@ -341,58 +322,15 @@ def _launch_stock(
             **command.user.popen_args(),
         )
     _CHILDREN[proc.pid] = proc
-    url = f"http://{HOST}:{port}"
+    url = f"{'https' if engine.secure else 'http'}://{HOST}:{port}"
     try:
-        _wait_healthy(proc, out_path, port, url, started + timeout, timeout, engine)
+        _wait_healthy(proc, out_path, port, url, started + timeout, timeout, engine, security.credentials(home))
     except BaseException:
         node = _process(proc.pid)
         if node is not None:
             _terminate(node, grace=20.0)
         raise
     return _record_started(home, proc, engine, port, url, heap, time.monotonic() - started, user=command.user.name)
-
-
-def _launch(home: Path, port: int, heap: str, timeout: float, java: str, jar: Path, engine: Launcher) -> NodeInfo:
-    logs = home / "logs"
-    logs.mkdir(parents=True, exist_ok=True)
-    out_path = logs / "node.out"
-    if out_path.exists():
-        os.replace(out_path, logs / "node.out.prev")  # keep the last run's output for diagnosis
-    classpath = f"{jar}{os.pathsep}{jar.parent / 'lib'}{os.sep}*"
-    cmd = [
-        java,
-        f"-Xms{heap}",
-        f"-Xmx{heap}",
-        # A node that ran out of heap is of no use to anyone: exit, so start/status notice.
-        "-XX:+ExitOnOutOfMemoryError",
-        "-Djava.awt.headless=true",
-        "-Dfile.encoding=UTF-8",
-        "-cp",
-        classpath,
-        engine.main_class,
-        "--home",
-        str(home),
-        "--http-port",
-        str(port),
-    ]
-    # Marked before the JVM can write any data: from now on the home is this line's.
-    (home / LINE_FILE).write_text(engine.key + "\n")
-    started = time.monotonic()
-    with open(out_path, "wb") as out:
-        # Its own session: the node outlives this process and a Ctrl-C in the terminal
-        # that started it; stop() ends it by pid.
-        proc = subprocess.Popen(
-            cmd, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT, start_new_session=True, cwd=home
-        )
-    _CHILDREN[proc.pid] = proc
-    try:
-        url = _wait_started(proc, out_path, port, started + timeout, timeout, engine)
-    except BaseException:
-        node = _process(proc.pid)
-        if node is not None:
-            _terminate(node, grace=20.0)
-        raise
-    return _record_started(home, proc, engine, port, url, heap, time.monotonic() - started)
 
 
 def _record_started(
@@ -413,8 +351,7 @@ def _record_started(
         "home": str(home),
         "heap": heap,
         "transport_port": port + TRANSPORT_OFFSET,
-        "version": _version(url),
-        "stock": engine.stock,
+        "version": _version(url, auth=security.credentials(home)),
     }
     if user is not None:
         record["user"] = user
@@ -424,7 +361,8 @@ def _record_started(
 
 
 def _wait_healthy(
-    proc: subprocess.Popen[bytes], out_path: Path, port: int, url: str, deadline: float, timeout: float, engine: Launcher
+    proc: subprocess.Popen[bytes], out_path: Path, port: int, url: str, deadline: float, timeout: float, engine: Launcher,
+    auth: security.Credentials | None = None,
 ) -> None:
     """Poll until the stock node answers yellow at ``url`` (its script prints no started line)."""
     while True:
@@ -435,7 +373,7 @@ def _wait_healthy(
                 f"the {engine.label} node on port {port} did not become ready within {timeout:g}s; "
                 f"last output: {_last_meaningful_line(out_path)} (see {out_path})"
             )
-        if _health_ok(url, min(2.0, max(remaining, 0.1))):
+        if _health_ok(url, min(2.0, max(remaining, 0.1)), auth):
             return
         time.sleep(POLL_INTERVAL_S)
 
@@ -449,26 +387,6 @@ def _check_alive(proc: subprocess.Popen[bytes], out_path: Path, engine: Launcher
             f"the {engine.label} node exited with status {rc} while starting: "
             f"{_last_meaningful_line(out_path)} (full output: {out_path})"
         )
-
-
-def _wait_started(
-    proc: subprocess.Popen[bytes], out_path: Path, port: int, deadline: float, timeout: float, engine: Launcher
-) -> str:
-    """Poll until the started line is out and the cluster is yellow; return the URL."""
-    url: str | None = None
-    while True:
-        _check_alive(proc, out_path, engine)
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
-            raise LocalNodeError(
-                f"the {engine.label} node on port {port} did not become ready within {timeout:g}s; "
-                f"last output: {_last_meaningful_line(out_path)} (see {out_path})"
-            )
-        if url is None:
-            url = _read_marker(out_path)
-        if url is not None and _health_ok(url, min(2.0, max(remaining, 0.1))):
-            return url
-        time.sleep(POLL_INTERVAL_S)
 
 
 # --------------------------------------------------------------------------- stop
@@ -553,4 +471,5 @@ def status(home: Path) -> NodeStatus:
     if _our_node(record, home) is None:
         return NodeStatus(running=False, pid=None, url=None, version=None)
     url = str(record["url"])
-    return NodeStatus(running=True, pid=pid, url=url, version=_version(url), engine=record_engine(record))
+    auth = security.credentials(home)
+    return NodeStatus(running=True, pid=pid, url=url, version=_version(url, auth=auth), engine=record_engine(record))

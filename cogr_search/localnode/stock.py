@@ -22,6 +22,7 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
+from cogr_search.localnode import security
 from cogr_search.localnode.distribution import ensure_distribution, java_env
 from cogr_search.localnode.launchers import HOST, TRANSPORT_OFFSET, Launcher
 from cogr_search.localnode.service_user import NodeUser, node_user
@@ -72,10 +73,10 @@ def data_dir(home: Path) -> Path:
     return runtime_dir(home) / "data"
 
 
-def conf_argument(home: Path) -> str:
+def conf_argument(home: Path, engine: Launcher) -> str:
     """The argument on the node's command line that names its config folder: how a pid is
     recognised as this home's node (the script passes it to the JVM)."""
-    return f"-Dopensearch.path.conf={runtime_dir(home) / 'config'}"
+    return f"-D{engine.conf_property}={runtime_dir(home) / 'config'}"
 
 
 def prepare(home: Path, port: int, heap: str, engine: Launcher, peers: Peers | None = None) -> NodeCommand:
@@ -90,23 +91,35 @@ def prepare(home: Path, port: int, heap: str, engine: Launcher, peers: Peers | N
         folder.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(dist / "config" / "log4j2.properties", config / "log4j2.properties")
     (config / "jvm.options").write_text(_jvm_options((dist / "config" / "jvm.options").read_text(), runtime))
-    (config / "opensearch.yml").write_text(_settings(port, runtime, peers))
     (config / "jvm.options.d" / "cogr.options").write_text(
         f"# written by cogr-search: the heap of `start --heap`\n-Xms{heap}\n-Xmx{heap}\n-XX:+ExitOnOutOfMemoryError\n"
     )
+    env = java_env(engine)
+    secured = security.prepare(home, config, dist, env) if engine.secure else []
+    settings = _settings(port, runtime, peers, engine.engine.name == "opensearch") + _engine_settings(engine)
+    (config / engine.settings_file).write_text(settings + "".join(f"{line}\n" for line in secured))
     if not user.is_caller:
         user.give(runtime)
         link = home / LINK
         if not link.is_symlink():
             link.symlink_to(runtime, target_is_directory=True)
-    env = java_env(engine)
-    env["OPENSEARCH_PATH_CONF"] = str(config)
-    env.pop("OPENSEARCH_JAVA_OPTS", None)  # the heap comes from --heap, nothing else
+    env[engine.conf_variable] = str(config)
+    for variable in ("OPENSEARCH_JAVA_OPTS", "ES_JAVA_OPTS"):
+        env.pop(variable, None)  # the heap comes from --heap, nothing else
     if user.home is not None:
         env["HOME"] = str(user.home)
     return NodeCommand(
-        argv=[str(dist / "bin" / "opensearch")], env=env, cwd=runtime, logs=runtime / "logs", user=user
+        argv=[str(dist / "bin" / engine.script)], env=env, cwd=runtime, logs=runtime / "logs", user=user
     )
+
+
+def _engine_settings(engine: Launcher) -> str:
+    """What one engine's local node needs beyond the shared settings."""
+    if engine.engine.name != "elasticsearch":
+        return ""
+    # x-pack security is on by default in 8.x and 9.x; a plain local node runs without it.
+    # The integ-test-zip has no geoip module, whose downloader would otherwise be asked for.
+    return "xpack.security.enabled: false\n"
 
 
 def _jvm_options(text: str, runtime: Path) -> str:
@@ -137,8 +150,8 @@ def _discovery(peers: Peers | None) -> list[str]:
     ]
 
 
-def _settings(port: int, runtime: Path, peers: Peers | None = None) -> str:
-    """opensearch.yml of a loopback node."""
+def _settings(port: int, runtime: Path, peers: Peers | None = None, opensearch: bool = True) -> str:
+    """opensearch.yml (or elasticsearch.yml) of a loopback node."""
     single = peers is None
     return "\n".join(
         [
@@ -154,7 +167,7 @@ def _settings(port: int, runtime: Path, peers: Peers | None = None) -> str:
             "cluster.routing.allocation.disk.threshold_enabled: false",
             # One node cannot host replicas: an index created without a replica count would
             # leave the cluster yellow for good.
-            *(["cluster.default_number_of_replicas: 0"] if single else []),
+            *(["cluster.default_number_of_replicas: 0"] if single and opensearch else []),
             "",
         ]
     )
