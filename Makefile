@@ -6,7 +6,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.cogr-installed
 
-.PHONY: setup demo test opensearch-build opensearch3-build elasticsearch-build elasticsearch9-build model clean-node
+.PHONY: setup demo test images opensearch-build opensearch3-build elasticsearch-build elasticsearch9-build model clean-node
 
 setup: $(STAMP) opensearch-build opensearch3-build elasticsearch-build elasticsearch9-build model
 
@@ -46,6 +46,14 @@ elasticsearch9-build: $(STAMP)
 # The CPU model (SmolLM2-135M-Instruct) converted once into a cached safetensors folder.
 model: $(STAMP)
 	$(BIN)/cogr-search model prepare
+
+# Container images (podman or docker; docker/engine/setup.sh installs podman on Debian): the
+# debootstrap bases, OpenSearch 2.19 and 3.x with the plugin zip, the expansion service.
+# Each is rebuilt only when its inputs' content hash changed (docs/containers.md).
+# BASES=official builds the plugin and service layers on the official images instead.
+BASES ?= local
+images: $(STAMP) opensearch-build opensearch3-build elasticsearch-build
+	$(BIN)/python -m cogr_search.containers.images --bases $(BASES)
 
 demo: setup
 	$(BIN)/cogr-search demo
