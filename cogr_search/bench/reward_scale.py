@@ -19,6 +19,7 @@ import json
 import math
 import os
 import random
+import resource
 import subprocess
 import sys
 import tempfile
@@ -41,6 +42,8 @@ from cogr_search.bench.rewards import (
     time_rewards,
 )
 from cogr_search.bench.scaled_catalog import ScaledCatalog, copy_id, scale
+from cogr_search.data import load_dataset
+from cogr_search.errors import InputError
 from cogr_search.keywords import DEFAULT_K_MAX
 from cogr_search.shadow.query_view import QueryView
 
@@ -123,6 +126,7 @@ def measure(
         "ns_per_affected_query": round(1e9 / item_rate / max(affected, 1.0), 1),
         "max_abs_diff_batched": timed["batched_diff"],
         "load_average": round(os.getloadavg()[0], 2),
+        "peak_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),  # KiB on Linux
     }
 
 
@@ -165,7 +169,15 @@ def _measure_in_child(kwargs: dict, max_rss: int) -> tuple[str, object, int]:
         if code != 0:
             lines = err.read().strip().splitlines() or [f"exit code {code}"]
             return "error", f"the measuring process failed: {lines[-1]}", peak
-        return "ok", json.loads(out.read()), peak
+        result = json.loads(out.read())
+        peak = max(peak, int(result["peak_rss_mib"] * _MIB))  # a peak between two polls counts too
+        if peak > max_rss:
+            return "stopped", f"RSS reached {peak / 2**30:.2f} GiB (limit {max_rss / 2**30:.1f} GiB)", peak
+        return "ok", result, peak
+
+
+def count_items(data: Path) -> int:
+    return len(load_dataset(Path(data)).items)
 
 
 def growth(points: Sequence[dict]) -> list[dict]:
@@ -203,7 +215,14 @@ def run(
     k_max: int = DEFAULT_K_MAX,
     max_rss_gib: float = 8.0,
 ) -> dict:
-    """Measure each size in turn (ascending); stop at the first size that passes the RSS limit."""
+    """Measure each size in turn (ascending); stop at the first size that passes the RSS limit.
+
+    Sizes start at the base catalog: smaller ones would drop queries the candidates need.
+    """
+    base_items = count_items(data)
+    too_small = [n for n in sizes if n < base_items]
+    if too_small:
+        raise InputError(f"--scale-items: {too_small[0]} is smaller than {data} ({base_items} items)")
     points: list[dict] = []
     stopped: dict | None = None
     started = time.perf_counter()
@@ -212,7 +231,7 @@ def run(
                       passes=passes, seed=seed, k_max=k_max)
         status, payload, peak = _measure_in_child(kwargs, int(max_rss_gib * 2**30))
         if status == "ok":
-            points.append({**payload, "peak_rss_mib": round(peak / _MIB, 1)})
+            points.append(payload)
             continue
         stopped = {"items": n_items, "reason": payload, "peak_rss_mib": round(peak / _MIB, 1)}
         break
