@@ -82,3 +82,23 @@ def test_the_weight_is_a_phase2_field() -> None:
     assert Phase2Config(diversity_weight=0.2).model_dump()["diversity_weight"] == 0.2
     with pytest.raises(ValueError):
         Phase2Config(diversity_weight=-1)
+
+
+def test_bench_diversity_compares_files_on_shared_ids(tmp_path) -> None:  # noqa: ANN001
+    import json
+
+    from click.testing import CliRunner
+
+    from cogr_search.cli.main import cli
+    from cogr_search.runs.keyword_files import write_keyword_file
+
+    collapsed, varied = tmp_path / "collapsed.jsonl", tmp_path / "varied.jsonl"
+    write_keyword_file(collapsed, [("q1", ["office chair", "chair for office"]), ("q2", ["lamp"])])
+    write_keyword_file(varied, [("q1", ["office chair", "floor lamp"]), ("q3", ["sofa"])])
+    outcome = CliRunner().invoke(cli, ["bench", "diversity", str(collapsed), str(varied), "--json"])
+    assert outcome.exit_code == 0, outcome.output
+    result = json.loads(outcome.output)
+    assert result["ids"] == 1  # only q1 is in both
+    first, second = result["files"]
+    assert first["share_pairs_cosine_over_0.9"] == 1.0 and second["share_pairs_cosine_over_0.9"] == 0.0
+    assert first["mean_normalized_vendi"] < second["mean_normalized_vendi"]

@@ -176,6 +176,18 @@ def _item_counts(text: str) -> list[int]:
     return counts
 
 
+@bench.command("diversity")
+@click.argument("files", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--threshold", type=click.FloatRange(-1, 1), default=0.9, show_default=True,
+              help="Cosine above which two keywords of a set count as paraphrases.")
+@json_output
+def diversity_bench(files: tuple[Path, ...], threshold: float, as_json: bool) -> None:
+    """Paraphrase share and Vendi diversity of keyword FILES, on the ids they all hold (MiniLM)."""
+    from cogr_search.bench import keyword_diversity
+
+    _print(keyword_diversity.run(list(files), threshold), as_json)
+
+
 @bench.command("generate")
 @click.option("--model", default=None, help="Model folder (default: the converted SmolLM2-135M-Instruct).")
 @click.option("--data", type=click.Path(exists=True, file_okay=False, path_type=Path), default=None,
