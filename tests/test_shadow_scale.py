@@ -29,8 +29,7 @@ def base() -> KeywordCatalog:
 
 
 def _scaled(base: KeywordCatalog, n_items: int, vocabulary: str):
-    return scale(base.titles, base.item_keywords, base.query_texts, base.query_keywords, base.relevant,
-                 n_items, vocabulary)
+    return scale(base, n_items, vocabulary)
 
 
 def test_copies_keep_the_query_ratio_and_labels(base: KeywordCatalog) -> None:
@@ -51,10 +50,9 @@ def test_copies_keep_the_query_ratio_and_labels(base: KeywordCatalog) -> None:
 def test_per_copy_vocabulary_keeps_rewards_of_the_base_catalog(base: KeywordCatalog) -> None:
     """Copies with their own keywords are independent worlds: a copy's rewards equal the base's."""
     n = len(base.titles)
-    small = build_views(base.titles, base.item_keywords, base.query_texts, base.query_keywords, base.relevant, 30)[1]
+    small = build_views(base, 30)[1]
     catalog = _scaled(base, 3 * n, "per-copy")
-    large = build_views(catalog.titles, catalog.item_keywords, catalog.query_texts, catalog.query_keywords,
-                        catalog.relevant, 30)[1]
+    large = build_views(catalog, 30)[1]
     rng = random.Random(1)
     for query_id, candidates in query_batches(base, rng, 5, 4):
         tagged = [catalog.tag_keywords(c, 2) for c in candidates]
@@ -72,7 +70,7 @@ def test_scratch_in_row_blocks_gives_the_same_rewards(base: KeywordCatalog, monk
     lists = [keywords for _, group in i_batches for keywords in group]
 
     def rewards() -> tuple[np.ndarray, np.ndarray]:
-        view = build_views(base.titles, base.item_keywords, base.query_texts, base.query_keywords, base.relevant, 30)[1]
+        view = build_views(base, 30)[1]
         query = np.concatenate([view.query_rewards(q, c) for q, c in q_batches])
         return query, view.item_rewards(ids, lists)
 

@@ -88,15 +88,12 @@ def measure(
     rng = random.Random(seed)
     q_base = query_batches(base, rng, groups, group)
     i_base = item_batches(base, rng, groups, group)
-    catalog = scale(base.titles, base.item_keywords, base.query_texts, base.query_keywords, base.relevant,
-                    n_items, vocabulary)
+    catalog = scale(base, n_items, vocabulary)
     copies = max(1, min(n_items // len(base.titles), catalog.n_queries // len(base.query_texts)))
     q_batches, i_batches = _to_copies(q_base, catalog, copies, rng), _to_copies(i_base, catalog, copies, rng)
     gc.collect()
     rss_before = process.memory_info().rss
-    build_cpu, build_wall, (item_index, view) = _best_of(1, lambda: build_views(
-        catalog.titles, catalog.item_keywords, catalog.query_texts, catalog.query_keywords, catalog.relevant, k_max
-    ))
+    build_cpu, build_wall, (item_index, view) = _best_of(1, lambda: build_views(catalog, k_max))
     gc.collect()
     rss_built = process.memory_info().rss
     timed = time_rewards(view, q_batches, i_batches, passes)

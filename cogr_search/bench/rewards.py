@@ -30,6 +30,7 @@ import random
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 from pathlib import Path
 
 import numpy as np
@@ -176,16 +177,20 @@ def time_rewards(view: QueryView, q_batches: Batches, i_batches: Batches, passes
     }
 
 
-def build_views(
-    titles: Mapping[str, str],
-    item_keywords: Mapping[str, Sequence[str]],
-    query_texts: Mapping[str, str],
-    query_keywords: Mapping[str, Sequence[str]],
-    relevant: Mapping[str, set[str]],
-    k_max: int,
-) -> tuple[ItemIndex, QueryView]:
-    item_index = ItemIndex.build(item_keywords, titles, k_max=k_max)
-    return item_index, QueryView.build(query_keywords, query_texts, item_index, relevant, k_max=k_max)
+class KeywordSets(Protocol):
+    """A catalog's titles, query texts, keyword sets on both sides and labels."""
+
+    titles: Mapping[str, str]
+    query_texts: Mapping[str, str]
+    item_keywords: Mapping[str, Sequence[str]]
+    query_keywords: Mapping[str, Sequence[str]]
+    relevant: Mapping[str, set[str]]
+
+
+def build_views(catalog: KeywordSets, k_max: int) -> tuple[ItemIndex, QueryView]:
+    item_index = ItemIndex.build(catalog.item_keywords, catalog.titles, k_max=k_max)
+    view = QueryView.build(catalog.query_keywords, catalog.query_texts, item_index, catalog.relevant, k_max=k_max)
+    return item_index, view
 
 
 def run(
@@ -201,9 +206,7 @@ def run(
     """Build the views over DATA and time rewards; returns the figures and settings."""
     rng = random.Random(seed)
     catalog = KeywordCatalog.load(data, k_max)
-    build_cpu, build_wall, (item_index, view) = _best_of(1, lambda: build_views(
-        catalog.titles, catalog.item_keywords, catalog.query_texts, catalog.query_keywords, catalog.relevant, k_max
-    ))
+    build_cpu, build_wall, (item_index, view) = _best_of(1, lambda: build_views(catalog, k_max))
     q_batches = query_batches(catalog, rng, query_groups, group)
     i_batches = item_batches(catalog, rng, item_groups, group)
     timed = time_rewards(view, q_batches, i_batches, passes)

@@ -25,6 +25,8 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal, TypeVar
 
+from cogr_search.bench.rewards import KeywordSets
+
 Vocabulary = Literal["per-copy", "shared"]
 VOCABULARIES: tuple[str, ...] = ("per-copy", "shared")
 SEPARATOR = "@"
@@ -114,18 +116,11 @@ def _tag_list(vocabulary: str) -> Callable[[Sequence[str], int], list[str]]:
     return lambda keywords, copy: [tag(k, copy) for k in keywords]
 
 
-def scale(
-    titles: Mapping[str, str],
-    item_keywords: Mapping[str, list[str]],
-    query_texts: Mapping[str, str],
-    query_keywords: Mapping[str, list[str]],
-    relevant: Mapping[str, set[str]],
-    n_items: int,
-    vocabulary: str = "per-copy",
-) -> ScaledCatalog:
+def scale(base: KeywordSets, n_items: int, vocabulary: str = "per-copy") -> ScaledCatalog:
     """The base catalog copied up to `n_items` items and the matching share of queries."""
     if vocabulary not in VOCABULARIES:
         raise ValueError(f"vocabulary must be one of {', '.join(VOCABULARIES)}, not {vocabulary!r}")
+    titles, query_texts = base.titles, base.query_texts
     base_items, base_queries = len(titles), len(query_texts)
     n_queries = max(1, round(n_items * base_queries / base_items))
     item_ids, query_ids = list(titles), list(query_texts)
@@ -142,8 +137,8 @@ def scale(
         copies=math.ceil(n_items / base_items),
         vocabulary=vocabulary,
         titles=_Copies(item_ids, titles, n_items, text),
-        item_keywords=_Copies(item_ids, item_keywords, n_items, listed),
+        item_keywords=_Copies(item_ids, base.item_keywords, n_items, listed),
         query_texts=_Copies(query_ids, query_texts, n_queries, text),
-        query_keywords=_Copies(query_ids, query_keywords, n_queries, listed),
-        relevant=_Copies(query_ids, relevant, n_queries, labels),
+        query_keywords=_Copies(query_ids, base.query_keywords, n_queries, listed),
+        relevant=_Copies(query_ids, base.relevant, n_queries, labels),
     )
