@@ -77,8 +77,11 @@ def test_query_reward_adds_the_weighted_diversity(embeddings: KeywordEmbeddings)
     assert summary["mean_diversity"] == pytest.approx(sum(by_hand) / 3, abs=1e-4)
 
 
-def test_the_weight_is_a_phase2_field() -> None:
+def test_the_weight_is_a_phase2_field_set_by_train_rl() -> None:
+    from cogr_search.cli.train_cmds import rl_config_from
+
     assert Phase2Config().diversity_weight == 0.0
+    assert rl_config_from({}, {"diversity_weight": 0.2}).diversity_weight == 0.2
     assert Phase2Config(diversity_weight=0.2).model_dump()["diversity_weight"] == 0.2
     with pytest.raises(ValueError):
         Phase2Config(diversity_weight=-1)
