@@ -42,6 +42,10 @@ which only pays off for very long postings."""
 _CHUNK = 64
 """Candidates per union: bounds the per-row scratch arrays (64 rows x members)."""
 
+_REFERENCE_CHUNK = 8
+"""Queries per union when caching reference counts: a GRPO group's rows, so the build
+needs no more item-side scratch than query rewards do."""
+
 
 class QueryView:
     """Keyword -> queries postings plus cached reference counts; answers all rewards."""
@@ -156,7 +160,7 @@ class QueryView:
         return self.rel_items[self.rel_indptr[pos] : self.rel_indptr[pos + 1]]
 
     def _reference_counts(self, item_index: ItemIndex | None = None) -> tuple[np.ndarray, np.ndarray]:
-        """(n_ret, n_tp) of every reference representation, _CHUNK queries per union."""
+        """(n_ret, n_tp) of every reference representation, `_REFERENCE_CHUNK` queries per union."""
         index = item_index or self.item_index
         iget = index.vocab.get
         to_item = np.fromiter((iget(t, -1) for t in self.postings.terms), dtype=np.int64, count=len(self.postings.terms))
@@ -164,8 +168,8 @@ class QueryView:
         n = len(self.query_ids)
         n_ret = np.zeros(n, dtype=np.int64)
         n_tp = np.zeros(n, dtype=np.int64)
-        for start in range(0, n, _CHUNK):
-            stop = min(start + _CHUNK, n)
+        for start in range(0, n, _REFERENCE_CHUNK):
+            stop = min(start + _REFERENCE_CHUNK, n)
             term_lists = [
                 terms[terms >= 0] for terms in np.split(
                     mapped[self.query_indptr[start] : self.query_indptr[stop]],
