@@ -192,6 +192,11 @@ def _release_stale_block(cluster: Cluster, source: str) -> None:
             pass  # pruned since
 
 
+class CoverageError(InputError):
+    """The keywords cover only part of the catalog and `missing` is `refuse`: the CLI adds
+    the remedies only it knows of (a run's item student, `--items all`)."""
+
+
 def _check_coverage(
     source: str, seen: set[str], missing: set[str], keywords: Mapping[str, Sequence[str]], config: SyncConfig,
     result: SyncResult, notify: Notify,
@@ -208,7 +213,7 @@ def _check_coverage(
     if unknown:
         notify(f"ignoring {len(unknown)} keyword id(s) not in {source}: {_sample(unknown)}")
     if missing and config.missing == "refuse":
-        raise InputError(
+        raise CoverageError(
             f"keywords cover {len(seen) - len(missing)} of {len(seen)} items of {source}; {len(missing)} have none "
             f"({_sample(missing)}): pass --missing keep (the previous version's keywords) or --missing title-only"
         )
