@@ -381,8 +381,13 @@ def sync_keywords(
     keywords = clean_ids(keywords)
     if not keywords:
         raise InputError("no item keywords to sync")
-    if alias_target(cluster, alias) is None:
+    source = alias_target(cluster, alias)
+    if source is None:
         raise CogrError(f"alias {alias!r} does not exist: run `cogr-search index create --index {alias}` and ingest first")
+    if config.missing == "refuse":  # refused before the lease, the title pipeline and the new version exist
+        seen = set(changes.ids_of(cluster, source))
+        _check_coverage(source, seen, seen - keywords.keys(), keywords, config, SyncResult(alias, "", source, round_),
+                        lambda message: None)
     with SyncLease(cluster, alias, config.lease_s, notify) as lease:
         source = alias_target(cluster, alias)
         _release_stale_block(cluster, source)
@@ -467,6 +472,10 @@ def run_round_syncer(cluster: Cluster, alias: str, config: SyncConfig = SyncConf
     Items outside a run's subset (`train sft --max-items`) are title-only by default:
     that is how the shadow index the run trained against represents them."""
     from cogr_search.runs.keyword_files import read_keyword_file
+
+    if alias_target(cluster, alias) is None:  # refused now, not after the first round's training
+        raise CogrError(f"--sync-index {alias}: alias {alias!r} does not exist at {cluster.url}; run "
+                        f"`cogr-search ingest DATA --index {alias}` first")
 
     def sync_round(run, round_: int) -> dict:  # noqa: ANN001 - RunDir (runs/ imports nothing of cluster/)
         spec = run.serving_spec(round_)
