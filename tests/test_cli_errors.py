@@ -212,7 +212,7 @@ def test_cluster_mistakes_are_one_line_naming_the_url_and_send_nothing_but_the_p
                 cases))
         assert not [problem for problem in problems if problem], "\n".join(p for p in problems if p)
         # one probe per case (the engine-known case's first call, `info`, is a GET / too), no write
-        assert [len(server.requests) for server in (web, text, api, cluster)] == [2, 1, 1, 3]
+        assert [len(server.requests) for server in (web, text, api, cluster)] == [1, 1, 1, 3]
         assert all(request == ("GET", "/") for server in (web, text, api, cluster) for request in server.requests)
         assert tls_node.requests == []  # the plain request never got through the handshake
     assert _tree_digest(tmp_path / "runs") == runs_before
