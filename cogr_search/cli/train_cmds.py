@@ -95,7 +95,7 @@ def sft(data: Path, run_name: str, runs_dir: Path | None, model: str | None, pre
     from cogr_search.generators.model_cache import resolve_model
     from cogr_search.runs.presets import PHASE1_PRESETS, preset as preset_of
     from cogr_search.runs.run_dir import RunDir
-    from cogr_search.training.phase1 import run_phase1
+    from cogr_search.training.phase1 import check_phase1_inputs, run_phase1
 
     fixed = {"data": str(data.resolve()), "model": str(resolve_model(model).resolve())}
     lora_r = config_flags.overrides().get("sft.lora_r")
@@ -111,13 +111,14 @@ def sft(data: Path, run_name: str, runs_dir: Path | None, model: str | None, pre
         from cogr_search.cluster.context import run_context_source
 
         source = run_context_source(config, connect(settings_from(opensearch_url=opensearch_url)), None)
+    dataset = check_phase1_inputs(config)  # before the run folder exists
     run = RunDir.create(run_name, runs_dir)
     if as_json:
         # trainers and tokenizers print progress to stdout; --json promises one object there
         with contextlib.redirect_stdout(sys.stderr):
-            report = run_phase1(config, run, progress=False, context_source=source)
+            report = run_phase1(config, run, progress=False, context_source=source, dataset=dataset)
     else:
-        report = run_phase1(config, run, progress=not quiet, context_source=source)
+        report = run_phase1(config, run, progress=not quiet, context_source=source, dataset=dataset)
     if as_json:
         emit_json({"run": str(report.run), "ran": report.ran, "skipped": report.skipped, "details": report.details})
         return

@@ -43,6 +43,11 @@ and round (`RunDir.model_tag`: run name + round + item weights hash); a document
 
 `GET /openapi.json`  the OpenAPI document of these routes.
 
+`GET /`
+    200 {"service": "cogr-search expansion service", "routes": [...], "openapi": "/openapi.json"}
+    so that a person (or `cogr-search`, given this URL as a cluster by mistake) can tell
+    what answers here.
+
 Errors: a JSON body {"error": "<one line naming the field and index>"} and
     400  body not UTF-8, not JSON, or not the shape above; an empty text or title
     413  too many texts/items, a text over its length limit, a body over `max_body_bytes`
@@ -67,6 +72,7 @@ from fastapi.openapi.utils import get_openapi
 from fastapi.responses import Response
 from pydantic import BaseModel, Field
 
+from cogr_search.cluster.root_probe import SERVICE_NAME
 from cogr_search.serve.batcher import GenerationFailed, GenerationTimeout, Overloaded
 from cogr_search.serve.limits import RequestError, item_inputs, parse_body, query_texts
 from cogr_search.serve.service import ExpansionService
@@ -134,7 +140,7 @@ def create_app(service: ExpansionService) -> FastAPI:
             await service.stop()
 
     app = FastAPI(
-        title="cogr-search expansion service",
+        title=SERVICE_NAME,
         version="1",
         description=(__doc__ or "").split("\n\n")[0],
         lifespan=lifespan,
@@ -151,6 +157,11 @@ def create_app(service: ExpansionService) -> FastAPI:
     async def expand_item(request: Request) -> Response:
         items = item_inputs(parse_body(await request.body(), service.limits), service.limits)
         return _json({"keywords": await service.expand_items(items), **service.identity()})
+
+    @app.get("/")
+    async def root() -> Response:
+        return _json({"service": SERVICE_NAME, "openapi": "/openapi.json",
+                      "routes": ["POST /v1/expand/query", "POST /v1/expand/item", "GET /health"]})
 
     @app.get("/health")
     async def health() -> Response:

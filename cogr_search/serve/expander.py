@@ -17,11 +17,14 @@ import urllib.error
 import urllib.request
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from cogr_search.errors import CogrError
 from cogr_search.generators.query_context import ContextSource
 from cogr_search.cluster.documents import ItemLike
+
+if TYPE_CHECKING:
+    from cogr_search.runs.run_dir import RunDir
 
 
 class Expander(Protocol):
@@ -232,17 +235,24 @@ def open_expander(run: str | Path, round_: int | None = None, *, expander: str =
     """The run's expander for `round_`: its students when the round has them (`auto`) or
     when asked (`student`, refused without them), else the LLM generators (`llm`, which
     needs the `train` extra). `llm_options` go to `RunExpander` only."""
+    run_dir, chosen, students = check_expander(run, round_, expander, runs_dir)
+    if students:
+        return StudentExpander(run_dir.root, chosen, sides=sides)
+    return RunExpander(run, round_, runs_dir=runs_dir, sides=sides, **llm_options)  # type: ignore[arg-type]
+
+
+def check_expander(run: str | Path, round_: int | None, expander: str = "auto",
+                   runs_dir: Path | None = None) -> tuple[RunDir, int, bool]:
+    """The run, its round and whether its students answer, without loading a model: what a
+    command checks before it writes anything that a missing run or round would strand."""
     from cogr_search.generators.students.distill import has_students
     from cogr_search.runs.run_dir import RunDir
 
     if expander not in EXPANDERS:
         raise CogrError(f"--expander {expander!r}: expected one of {', '.join(EXPANDERS)}")
-    if expander != "llm":
-        run_dir = RunDir.open(run, runs_dir)
-        chosen = run_dir.require_round(round_)
-        if expander == "student" or has_students(run_dir, chosen):
-            return StudentExpander(run_dir.root, chosen, sides=sides)
-    return RunExpander(run, round_, runs_dir=runs_dir, sides=sides, **llm_options)  # type: ignore[arg-type]
+    run_dir = RunDir.open(run, runs_dir)
+    chosen = run_dir.require_round(round_)
+    return run_dir, chosen, expander == "student" or (expander == "auto" and has_students(run_dir, chosen))
 
 
 def _error_line(err: urllib.error.HTTPError) -> str:

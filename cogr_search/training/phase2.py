@@ -124,8 +124,8 @@ def run_phase2(
     with run.lock():
         if not run.is_done("round-0"):
             raise CogrError(f"run {run.name!r}: Phase 1 is not complete (run `cogr-search train sft` first)")
+        ctx = open_context(run, config, syncer, progress, echo, callbacks)  # reads and checks before writing
         _check_config(run, config)
-        ctx = open_context(run, config, syncer, progress, echo, callbacks)
         report = run_steps(run, _steps(ctx), Phase2Report(run=run.root), echo, _summary,
                            after_each=lambda: write_metrics(run))
         report.phases = write_metrics(run)
