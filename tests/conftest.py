@@ -8,7 +8,8 @@
    session in a temporary home on a free port, and stopped at the end.
 The header of the run says which. Elasticsearch likewise, started on first use:
 `COGR_ELASTICSEARCH_URL`, else a container of localhost/cogr-elasticsearch-dist:8.17.2 with
-`COGR_TEST_NODES=containers`, else the local launcher (plugins/es-node), one node per session
+`COGR_TEST_NODES=containers`, else the stock 8.17.2 distribution with the
+root-endpoint plugin (plugins/es-node), one node per session
 (`es_node_handle`).
 
 OpenSearch 3.x and Elasticsearch 9.x (the launchers' Java 21+ lines) likewise:

@@ -320,8 +320,16 @@ def test_cli_start_and_status_find_the_running_node(node: NodeInfo) -> None:
 
 
 def test_stop_ends_the_process(node: NodeInfo) -> None:
+    """Elasticsearch's script runs a CLI JVM whose child is the server JVM: both must end."""
+    import psutil
+
+    children = psutil.Process(node.pid).children(recursive=True)
+    if node.engine.name == ELASTICSEARCH.name:
+        # The server runs as a module: `-m org.elasticsearch.server/org.elasticsearch.bootstrap.Elasticsearch`.
+        assert any(arg.endswith("/org.elasticsearch.bootstrap.Elasticsearch") for c in children for arg in c.cmdline())
     assert local_node.stop(node.home) is True
     assert not _pid_alive(node.pid)
+    assert not [c.pid for c in children if _pid_alive(c.pid)]
     assert not (node.home / "node.json").exists()
     assert local_node.status(node.home).running is False
     assert local_node.stop(node.home) is False

@@ -35,7 +35,9 @@ class Launcher:
     ``maven_args``) is installed by the distribution's ``plugin_tool``, with
     ``extra_plugins`` (Maven coordinates of plugin zips, e.g. the security plugin of a
     ``secure`` line); ``assemble_modules`` adds the modules the line's zip lacks.
-    ``main_class`` and ``conf_property`` recognise the node's process.
+    ``main_class`` and ``conf_property`` recognise the node's process. ``settings_file``
+    gets the shared loopback settings, then ``node_settings`` (and on a single node
+    ``single_node_settings``).
 
     ``key`` names the launcher in records, the CLI and test ids (``opensearch`` is the
     2.19 line, for records written before there were lines); ``line`` is the version line
@@ -64,6 +66,10 @@ class Launcher:
     conf_variable: str = "OPENSEARCH_PATH_CONF"
     conf_property: str = "opensearch.path.conf"
     settings_file: str = "opensearch.yml"
+    node_settings: tuple[str, ...] = ()
+    # One node cannot host replicas: an index created without a replica count would leave
+    # the cluster yellow for good (Elasticsearch has no such setting).
+    single_node_settings: tuple[str, ...] = ("cluster.default_number_of_replicas: 0",)
 
 
     @property
@@ -151,6 +157,9 @@ ELASTICSEARCH = Launcher(
     conf_variable="ES_PATH_CONF",
     conf_property="es.path.conf",
     settings_file="elasticsearch.yml",
+    # x-pack security is on by default in 8.x and 9.x; the plain local node runs without it.
+    node_settings=("xpack.security.enabled: false",),
+    single_node_settings=(),
 )
 # Elasticsearch 9.2.0 (its integ-test-zip is on Maven Central; Java 21+).
 ELASTICSEARCH_9 = replace(

@@ -1,10 +1,10 @@
 """Starting, finding and stopping a real single-node OpenSearch or Elasticsearch on 127.0.0.1.
 
 Why: tests and the default local run need a *real* engine (same analyzers, BM25, query
-semantics and, on OpenSearch 2.x, the same security manager as production). OpenSearch runs
-as its stock distribution (`distribution.py`, `stock.py`): fetched from Maven Central, started
-by its own ``bin/opensearch``, with the cogr plugin installed from its zip. Elasticsearch
-runs from the Java launcher in ``plugins/es-node`` (Maven Central jars). This module runs
+semantics and, on OpenSearch 2.x, the same security manager as production). Both engines run
+as their stock distributions (`distribution.py`, `stock.py`): fetched from Maven Central,
+started by their own ``bin/opensearch`` or ``bin/elasticsearch``, with the project's plugin
+installed from its zip (the cogr plugin; for Elasticsearch the root endpoint). This module runs
 either in the background and records it (``record.py``) so that later processes reuse or
 stop exactly that node.
 

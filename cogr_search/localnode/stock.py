@@ -96,8 +96,7 @@ def prepare(home: Path, port: int, heap: str, engine: Launcher, peers: Peers | N
     )
     env = java_env(engine)
     secured = security.prepare(home, config, dist, env) if engine.secure else []
-    settings = _settings(port, runtime, peers, engine.engine.name == "opensearch") + _engine_settings(engine)
-    (config / engine.settings_file).write_text(settings + "".join(f"{line}\n" for line in secured))
+    (config / engine.settings_file).write_text(_settings(port, runtime, engine, peers, secured))
     if not user.is_caller:
         user.give(runtime)
         link = home / LINK
@@ -111,15 +110,6 @@ def prepare(home: Path, port: int, heap: str, engine: Launcher, peers: Peers | N
     return NodeCommand(
         argv=[str(dist / "bin" / engine.script)], env=env, cwd=runtime, logs=runtime / "logs", user=user
     )
-
-
-def _engine_settings(engine: Launcher) -> str:
-    """What one engine's local node needs beyond the shared settings."""
-    if engine.engine.name != "elasticsearch":
-        return ""
-    # x-pack security is on by default in 8.x and 9.x; a plain local node runs without it.
-    # The integ-test-zip has no geoip module, whose downloader would otherwise be asked for.
-    return "xpack.security.enabled: false\n"
 
 
 def _jvm_options(text: str, runtime: Path) -> str:
@@ -150,8 +140,10 @@ def _discovery(peers: Peers | None) -> list[str]:
     ]
 
 
-def _settings(port: int, runtime: Path, peers: Peers | None = None, opensearch: bool = True) -> str:
-    """opensearch.yml (or elasticsearch.yml) of a loopback node."""
+def _settings(
+    port: int, runtime: Path, engine: Launcher, peers: Peers | None = None, secured: list[str] | None = None
+) -> str:
+    """opensearch.yml (elasticsearch.yml) of a loopback node, with the line's own settings."""
     single = peers is None
     return "\n".join(
         [
@@ -165,9 +157,9 @@ def _settings(port: int, runtime: Path, peers: Peers | None = None, opensearch: 
             f"path.logs: {runtime / 'logs'}",
             # A laptop's or CI's disk is often past the default 85-90% watermarks.
             "cluster.routing.allocation.disk.threshold_enabled: false",
-            # One node cannot host replicas: an index created without a replica count would
-            # leave the cluster yellow for good.
-            *(["cluster.default_number_of_replicas: 0"] if single and opensearch else []),
+            *engine.node_settings,
+            *(engine.single_node_settings if single else ()),
+            *(secured or []),
             "",
         ]
     )
