@@ -7,12 +7,12 @@ The protocol lives in `cogr_search.evaluation`, the OpenSearch calls in
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import click
 
 from cogr_search.cli.options import emit_json, json_output, opensearch_url, runs_dir, settings_from
+from cogr_search.progress import progress_wanted
 from cogr_search.data.split import DEFAULT_SEED, DEFAULT_VAL_FRACTION
 from cogr_search.errors import InputError
 
@@ -149,7 +149,7 @@ def eval_command(
     tune_set = load_dataset(tune_on, relevance_threshold=relevance_threshold) if tune_on else None
     if tune_set is not None:
         tune_set.require_threshold()
-    progress = sys.stderr.isatty()
+    progress = progress_wanted(as_json)
 
     n_items = len(chosen.evaluate.items)
     if method == "dense":

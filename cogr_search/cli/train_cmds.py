@@ -16,6 +16,7 @@ import click
 
 from cogr_search.cli.config_flags import ConfigFlags, config_flags, flag
 from cogr_search.cli.options import emit_json, json_output, opensearch_url, runs_dir, settings_from
+from cogr_search.progress import progress_wanted
 
 if TYPE_CHECKING:
     from cogr_search.runs.run_dir import RunDir
@@ -117,7 +118,7 @@ def sft(data: Path, run_name: str, runs_dir: Path | None, model: str | None, pre
         with contextlib.redirect_stdout(sys.stderr):
             report = run_phase1(config, run, progress=False, context_source=source)
     else:
-        report = run_phase1(config, run, progress=not quiet, context_source=source)
+        report = run_phase1(config, run, progress=progress_wanted(quiet=quiet), context_source=source)
     if as_json:
         emit_json({"run": str(report.run), "ran": report.ran, "skipped": report.skipped, "details": report.details})
         return
@@ -236,7 +237,7 @@ def rl(run_name: str, runs_dir: Path | None, preset: str | None, config_flags: C
         emit_json({"run": str(report.run), "ran": report.ran, "skipped": report.skipped,
                    "details": report.details, "phases": report.phases})
         return
-    report = run_phase2(config, run, syncer=syncer, progress=not quiet)
+    report = run_phase2(config, run, syncer=syncer, progress=progress_wanted(quiet=quiet))
     click.echo(f"run {run.name}: {report.run}")
     click.echo(f"  {'phase':<14} {'val P':>7} {'val R':>7} {'val F1':>7} {'train F1':>9} {'reward':>8}")
     for phase in report.phases:
@@ -321,7 +322,7 @@ def distill(run_name: str, round_: int | None, runs_dir: Path | None, seed: int,
         return
     with run.lock():
         students = distill_run(run, round_, backend=backend, seed=seed, threads=threads,
-                               echo=lambda line: click.echo(line, err=True))
+                               echo=lambda line: click.echo(line, err=True), progress=progress_wanted(as_json))
     manifest = students.manifest
     if as_json:
         emit_json({"run": str(run.root), "round": manifest["round"], "model": manifest["model"],

@@ -19,6 +19,7 @@ from cogr_search.generators.prompts import PromptSet
 from cogr_search.generators.query_context import ContextSource
 from cogr_search.runs.keyword_files import append_keyword_rows, read_keyword_file
 from cogr_search.keywords import DEFAULT_K_MAX, parse_keywords
+from cogr_search.progress import progress_bar
 
 
 @dataclass(frozen=True)
@@ -84,7 +85,7 @@ def generate_keyword_file(
     if not todo:
         return stats
     limit = keep if keep is not None else k_max
-    bar = _progress_bar(len(requests), stats.resumed, desc, progress)
+    bar = progress_bar(len(requests), desc, "row", progress, initial=stats.resumed)
     start = time.perf_counter()
     try:
         conversations = [r.conversation for r in todo]
@@ -103,12 +104,10 @@ def generate_keyword_file(
                 rows.append((request.id, parsed.keywords[:limit]))
             append_keyword_rows(out_path, rows)
             stats.generated += len(rows)
-            if bar is not None:
-                bar.update(len(rows))
+            bar.update(len(rows))
     finally:
         stats.seconds = time.perf_counter() - start
-        if bar is not None:
-            bar.close()
+        bar.close()
     return stats
 
 
@@ -183,14 +182,6 @@ def _last_newline_end(handle, size: int) -> int:  # noqa: ANN001 - binary file
             return start + found + 1
         pos = start
     return 0
-
-
-def _progress_bar(total: int, initial: int, desc: str, enabled: bool):  # noqa: ANN202 - tqdm
-    if not enabled:
-        return None
-    from tqdm import tqdm
-
-    return tqdm(total=total, initial=initial, desc=desc, unit="row", dynamic_ncols=True)
 
 
 def item_requests(
