@@ -39,6 +39,9 @@ SFT_FLAGS = [
     flag("--item-keywords", "item_keywords"),
     flag("--top-n", "query_top_n"),
     flag("--k-max", "k_max"),
+    flag("--items", "items_sample", help="A seeded sample of N catalog items holding every judged item of the "
+         "training queries: base keywords and SFT on N items, not the whole catalog (CPU runs; `sync --items all` "
+         "covers the rest with the item student)."),
     flag("--max-items", "max_items", help="Use at most this many items (CPU runs)."),
     flag("--max-queries", "max_queries", help="Use at most this many training queries (CPU runs)."),
     flag("--val-fraction", "val_fraction"),
@@ -112,6 +115,11 @@ def sft(data: Path, run_name: str, runs_dir: Path | None, model: str | None, pre
         from cogr_search.cluster.context import run_context_source
 
         source = run_context_source(config, connect(settings_from(opensearch_url=opensearch_url)), None)
+    if config.items_sample is not None:  # a sample that cannot hold the judged items is refused before any writing
+        from cogr_search.data import load_dataset
+        from cogr_search.training.phase1 import select_split
+
+        select_split(load_dataset(Path(config.data), config.relevance_threshold), config)
     run = RunDir.create(run_name, runs_dir)
     if as_json:
         # trainers and tokenizers print progress to stdout; --json promises one object there

@@ -71,12 +71,15 @@ def generate_keyword_file(
     progress: bool = True,
     desc: str = "generating",
     on_raw: Callable[[str, str], None] | None = None,
+    on_first_batch: Callable[[int, float, int], None] | None = None,
 ) -> GenerationStats:
     """Generate keywords for every request not yet in `out_path`, appending as it goes.
 
     `keep` truncates each parsed list (Phase 1 keeps the first M item keywords); without
     it lists are cut at `k_max`, the serving cap. `on_raw(id, text)` sees raw outputs
-    (used to record fixtures and debug prompts).
+    (used to record fixtures and debug prompts). `on_first_batch(rows, seconds, left)`
+    hears how long the first batch took and how many rows are left: the measured rate a
+    long step's time estimate is made from.
     """
     out_path.parent.mkdir(parents=True, exist_ok=True)
     done = existing_ids(out_path)
@@ -103,6 +106,8 @@ def generate_keyword_file(
                 stats.tokens += generation.n_tokens
                 rows.append((request.id, parsed.keywords[:limit]))
             append_keyword_rows(out_path, rows)
+            if on_first_batch is not None and stats.generated == 0:
+                on_first_batch(len(rows), time.perf_counter() - start, len(todo) - len(rows))
             stats.generated += len(rows)
             bar.update(len(rows))
     finally:
@@ -124,6 +129,7 @@ def generate_with_model(
     k_max: int = DEFAULT_K_MAX,
     progress: bool = True,
     desc: str = "generating",
+    on_first_batch: Callable[[int, float, int], None] | None = None,
 ) -> dict:
     """Load the model folder, fill `out_path` for `requests` (resumably), unload it.
 
@@ -134,7 +140,7 @@ def generate_with_model(
     with load_backend(model, backend, dtype=dtype) as engine:
         stats = generate_keyword_file(
             engine, requests, out_path, params, batch_size=batch_size, keep=keep, k_max=k_max,
-            progress=progress, desc=desc,
+            progress=progress, desc=desc, on_first_batch=on_first_batch,
         )
     rows = read_keyword_file(out_path)
     empty = sum(1 for r in requests if not rows.get(r.id))
