@@ -305,7 +305,7 @@ def metrics(run_name: str, runs_dir: Path | None, eval_samples: int, item_sample
 @json_output
 def distill(run_name: str, round_: int | None, runs_dir: Path | None, seed: int, threads: int, backend: str,
             refine: bool, refine_rounds: int, item_keep: str, as_json: bool) -> None:
-    """Fit the round's students (fast keyword expanders, DESIGN.md section 5) to its teacher
+    """Fit the round's students (fast keyword expanders, docs/students.md) to its teacher
     keyword files and save them in round-<r>/students/v1/ (with --refine, also v1-refined/)."""
     from cogr_search.generators.students.distill import distill_run
     from cogr_search.runs.run_dir import RunDir
