@@ -23,8 +23,10 @@ def _table(result: dict) -> str:
     """The human-readable form of one eval result."""
     s = result["settings"]
     ks = sorted(int(key.split("@")[1]) for key in result if key.startswith("MRR@"))
+    from cogr_search.evaluation.report import method_name
+
     head = (
-        f"{result['method']} on {s['dataset']} (split {s['split']}, {result['queries']} queries scored, "
+        f"{method_name(result)} on {s['dataset']} (split {s['split']}, {result['queries']} queries scored, "
         f"relevant = score >= {s['relevance_threshold']:g})"
     )
     how = f"cutoff {s['cutoff']} ({s['cutoff_source']})" if "cutoff" in s else "full keyword-matched set"
