@@ -37,3 +37,10 @@ def test_index_help_says_what_the_group_does() -> None:
     text = _helps(cli, ["cogr-search"])
     index_help = dict(text)["cogr-search index"]
     assert "inspect" not in index_help and "create" in dict(text)["cogr-search index"].lower()
+
+
+def test_serve_help_shows_a_request_for_each_route_and_the_openapi_page() -> None:
+    text = dict(_helps(cli, ["cogr-search"]))["cogr-search serve"]
+    for route in ("/v1/expand/query", "/v1/expand/item", "/health"):
+        assert f"curl -s localhost:8300{route}" in text
+    assert "/docs" in text and "docs/service.md" in text
