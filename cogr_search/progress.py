@@ -6,9 +6,14 @@ tqdm's carriage returns turn into pages of half-lines."""
 
 from __future__ import annotations
 
+import os
 import sys
 
 from tqdm import tqdm
+
+LIBRARY_SWITCHES = ("HF_HUB_DISABLE_PROGRESS_BARS", "HF_DATASETS_DISABLE_PROGRESS_BARS")
+"""The variables that turn off the bars of transformers ("Loading weights"), the hub and
+datasets ("Tokenizing train dataset"): read when those libraries are imported."""
 
 
 def progress_wanted(as_json: bool = False, quiet: bool = False) -> bool:
@@ -21,3 +26,12 @@ def progress_bar(total: int | None, desc: str, unit: str, enabled: bool, initial
     own summary line follows); a disabled bar accepts the same calls and prints nothing."""
     return tqdm(total=total, initial=initial, desc=desc, unit=unit, disable=not enabled, leave=False,
                 dynamic_ncols=True, file=sys.stderr)
+
+
+def quiet_library_bars(as_json: bool = False) -> None:
+    """Turn the ML libraries' own bars off where ours would be off (stderr not a terminal,
+    or --json), before they are imported: otherwise a log of `train sft` holds hundreds of
+    their half-lines. A variable the user set is left as it is."""
+    if not progress_wanted(as_json):
+        for name in LIBRARY_SWITCHES:
+            os.environ.setdefault(name, "1")

@@ -16,6 +16,7 @@ import re
 import shlex
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -30,8 +31,8 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATA = next((p / "shared" / "data" for p in REPO_ROOT.parents[:2] if (p / "shared" / "data").is_dir()),
                    REPO_ROOT.parent / "shared" / "data")
 MARKER = "<!-- own-catalog walk"
-CI_SFT = ["--items", "500", "--max-queries", "8", "--max-steps", "2", "--batch-size", "4", "--max-length", "128",
-          "--gen-batch-size", "32", "--max-new-tokens", "24"]
+CI_SFT = ["--items", "150", "--max-queries", "3", "--max-steps", "1", "--batch-size", "2", "--max-length", "256",
+          "--gen-batch-size", "32", "--max-new-tokens", "12"]
 
 
 def walk_commands(readme: Path) -> list[str]:
@@ -71,9 +72,12 @@ def test_the_readme_walk_runs_on_a_crowdflower_subset(catalog: Path, opensearch_
         command = re.sub(r"\bproducts\b", index_name, command)
         if command.startswith("cogr-search train sft"):
             command = f"{command} --model {shlex.quote(str(tiny_model))} {shlex.join(CI_SFT)}"
+        started = time.perf_counter()
         done = subprocess.run(["bash", "-c", command], cwd=tmp_path, env=env, capture_output=True, text=True,
                               timeout=300)
+        print(f"{time.perf_counter() - started:6.1f} s  {command}")  # shown with -s: where a slow walk went
         assert done.returncode == 0, f"{command}\n{done.stdout}\n{done.stderr}"
+        assert "\r" not in done.stderr  # no bar, ours or a library's, into a pipe
         if command.startswith("cogr-search train sft"):
             assert "base item keywords: first" in done.stderr and "will take about" in done.stderr
     bm25 = json.loads((tmp_path / "bm25.json").read_text())

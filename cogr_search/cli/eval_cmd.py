@@ -12,7 +12,7 @@ from pathlib import Path
 import click
 
 from cogr_search.cli.options import emit_json, json_output, opensearch_url, runs_dir, settings_from
-from cogr_search.progress import progress_wanted
+from cogr_search.progress import progress_wanted, quiet_library_bars
 from cogr_search.data.split import DEFAULT_SEED, DEFAULT_VAL_FRACTION
 from cogr_search.errors import InputError
 
@@ -121,6 +121,7 @@ def eval_command(
     as_json: bool,
 ) -> None:
     """Score METHOD on DATA's labelled queries: P, R, F1, MRR/NDCG/P/R/F1 @ 10, 100, 1000."""
+    quiet_library_bars(as_json)
     from cogr_search.data import choose_split, load_dataset
 
     runs_dir = runs_dir or settings_from().runs_dir

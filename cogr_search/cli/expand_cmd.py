@@ -10,7 +10,7 @@ from pathlib import Path
 import click
 
 from cogr_search.cli.options import context_index, emit_json, json_output, live_context, opensearch_url, runs_dir
-from cogr_search.progress import progress_bar, progress_wanted
+from cogr_search.progress import progress_bar, progress_wanted, quiet_library_bars
 
 EXPANDER_HELP = "auto: the round's students when it has them (train distill), else the LLM generators."
 
@@ -38,6 +38,7 @@ def expand(text: str | None, query_file: Path | None, out_file: Path | None, run
            opensearch_url: str | None, as_json: bool) -> None:
     """Print the query expander's keywords for TEXT (truncated to the run's k_max), or
     write those of every query in --file to --out."""
+    quiet_library_bars(as_json)
     from cogr_search.errors import InputError
     from cogr_search.runs.run_dir import RunDir
     from cogr_search.serve.expander import open_expander

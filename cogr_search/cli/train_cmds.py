@@ -16,7 +16,7 @@ import click
 
 from cogr_search.cli.config_flags import ConfigFlags, config_flags, flag
 from cogr_search.cli.options import emit_json, json_output, opensearch_url, runs_dir, settings_from
-from cogr_search.progress import progress_wanted
+from cogr_search.progress import progress_wanted, quiet_library_bars
 
 if TYPE_CHECKING:
     from cogr_search.runs.run_dir import RunDir
@@ -95,6 +95,7 @@ preset_option = click.option("--preset", default=None, help="A named preset of t
 def sft(data: Path, run_name: str, runs_dir: Path | None, model: str | None, preset: str | None,
         config_flags: ConfigFlags, opensearch_url: str | None, quiet: bool, as_json: bool) -> None:
     """Phase 1: base keywords, query targets, SFT of both generators (resumable)."""
+    quiet_library_bars(as_json)
     from cogr_search.errors import InputError
     from cogr_search.generators.model_cache import resolve_model
     from cogr_search.runs.presets import PHASE1_PRESETS, preset as preset_of
@@ -228,6 +229,7 @@ def _rl_base(run: RunDir, preset: str | None) -> dict | None:
 def rl(run_name: str, runs_dir: Path | None, preset: str | None, config_flags: ConfigFlags, sync_index: str | None,
        opensearch_url: str | None, quiet: bool, as_json: bool) -> None:
     """Phase 2: co-evolving GRPO rounds (query side, then item side), resumable."""
+    quiet_library_bars(as_json)
     from cogr_search.training.phase2 import run_phase2
     from cogr_search.runs.run_dir import RunDir
 
