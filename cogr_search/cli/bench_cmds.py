@@ -12,6 +12,7 @@ import click
 
 from cogr_search.cli.config_flags import ConfigFlags, config_flags, flag
 from cogr_search.cli.options import emit_json, json_output, opensearch_url, runs_dir, settings_from
+from cogr_search.progress import progress_wanted
 from cogr_search.cluster.sync_config import SyncConfig
 
 
@@ -110,7 +111,7 @@ def expand_bench(run_name: str, round_: int | None, runs_dir: Path | None, split
     from cogr_search.bench import expand
 
     _print(expand.run(run_name, round_, runs_dir=runs_dir, split=split, repeats=repeats, llm_samples=llm_samples,
-                      catalog=catalog), as_json)
+                      catalog=catalog, progress=progress_wanted(as_json)), as_json)
 
 
 def _print(result: dict, as_json: bool) -> None:
@@ -246,7 +247,7 @@ def rl_bench(run_name: str, runs_dir: Path | None, steps: int, num_generations: 
         lora_layers=lora_layers, precision=precision,
     )
     with contextlib.redirect_stdout(sys.stderr):
-        result = rl.run(run_name, runs_dir, steps, config)
+        result = rl.run(run_name, runs_dir, steps, config, progress=progress_wanted(as_json))
     _print(result, as_json)
 
 
@@ -272,7 +273,7 @@ def sft_bench(run_name: str, runs_dir: Path | None, side: str, steps: int, preci
         raise click.BadParameter(f"expected auto, bf16 or fp32, got {', '.join(unknown) or 'nothing'}",
                                  param_hint="--precision")
     with contextlib.redirect_stdout(sys.stderr):
-        result = sft.run(run_name, runs_dir, side, steps, chosen)
+        result = sft.run(run_name, runs_dir, side, steps, chosen, progress=progress_wanted(as_json))
     _print(result, as_json)
 
 

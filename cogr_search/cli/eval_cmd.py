@@ -7,12 +7,12 @@ The protocol lives in `cogr_search.evaluation`, the OpenSearch calls in
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import click
 
 from cogr_search.cli.options import emit_json, json_output, opensearch_url, runs_dir, settings_from
+from cogr_search.progress import progress_wanted, quiet_library_bars
 from cogr_search.data.split import DEFAULT_SEED, DEFAULT_VAL_FRACTION
 from cogr_search.errors import InputError
 
@@ -23,8 +23,10 @@ def _table(result: dict) -> str:
     """The human-readable form of one eval result."""
     s = result["settings"]
     ks = sorted(int(key.split("@")[1]) for key in result if key.startswith("MRR@"))
+    from cogr_search.evaluation.report import method_name
+
     head = (
-        f"{result['method']} on {s['dataset']} (split {s['split']}, {result['queries']} queries scored, "
+        f"{method_name(result)} on {s['dataset']} (split {s['split']}, {result['queries']} queries scored, "
         f"relevant = score >= {s['relevance_threshold']:g})"
     )
     how = f"cutoff {s['cutoff']} ({s['cutoff_source']})" if "cutoff" in s else "full keyword-matched set"
@@ -123,6 +125,7 @@ def eval_command(
     as_json: bool,
 ) -> None:
     """Score METHOD on DATA's labelled queries: P, R, F1, MRR/NDCG/P/R/F1 @ 10, 100, 1000."""
+    quiet_library_bars(as_json)
     from cogr_search.data import choose_split, load_dataset
 
     runs_dir = runs_dir or settings_from().runs_dir
@@ -155,7 +158,7 @@ def eval_command(
     tune_set = load_dataset(tune_on, relevance_threshold=relevance_threshold) if tune_on else None
     if tune_set is not None:
         tune_set.require_threshold()
-    progress = sys.stderr.isatty()
+    progress = progress_wanted(as_json)
 
     overlap = None
     if method == "dense":

@@ -10,6 +10,7 @@ from pathlib import Path
 import click
 
 from cogr_search.cli.options import context_index, emit_json, json_output, live_context, opensearch_url, runs_dir
+from cogr_search.progress import progress_bar, progress_wanted, quiet_library_bars
 
 EXPANDER_HELP = "auto: the round's students when it has them (train distill), else the LLM generators."
 
@@ -37,6 +38,7 @@ def expand(text: str | None, query_file: Path | None, out_file: Path | None, run
            opensearch_url: str | None, as_json: bool) -> None:
     """Print the query expander's keywords for TEXT (truncated to the run's k_max), or
     write those of every query in --file to --out."""
+    quiet_library_bars(as_json)
     from cogr_search.errors import InputError
     from cogr_search.runs.run_dir import RunDir
     from cogr_search.serve.expander import open_expander
@@ -84,10 +86,12 @@ def _expand_file(expander: object, query_file: Path, queries: dict, out_file: Pa
     started = time.perf_counter()
     ids = list(queries)
     keywords: list[list[str]] = []
-    batch = 256
-    for start in range(0, len(ids), batch):
-        chunk = ids[start : start + batch]
-        keywords.extend(expander.expand_queries([queries[q].text for q in chunk]))  # type: ignore[attr-defined]
+    batch = 256 if expander.kind == "student" else 16  # type: ignore[attr-defined]  # an LLM batch takes seconds
+    with progress_bar(len(ids), f"expand {query_file.name}", "query", progress_wanted(as_json)) as bar:
+        for start in range(0, len(ids), batch):
+            chunk = ids[start : start + batch]
+            keywords.extend(expander.expand_queries([queries[q].text for q in chunk]))  # type: ignore[attr-defined]
+            bar.update(len(chunk))
     rows = write_keyword_file(out_file, zip(ids, keywords))
     seconds = time.perf_counter() - started
     summary = {"file": str(query_file), "out": str(out_file), "queries": rows, "seconds": round(seconds, 3),

@@ -9,7 +9,7 @@ from cogr_search.cli.options import opensearch_url, settings_from
 
 @click.group()
 def index() -> None:
-    """Create and inspect cogr-search indices."""
+    """Create cogr-search indices (an alias over versioned indices; `sync --status` shows them)."""
 
 
 @index.command("create")

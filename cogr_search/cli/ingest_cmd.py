@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import click
 
 from cogr_search.cli.options import emit_json, json_output, opensearch_url, runs_dir, settings_from
+from cogr_search.progress import progress_wanted
 
 
 @click.command("ingest")
@@ -57,7 +57,8 @@ def ingest(data: Path, alias: str, columns: str | None, chunk_size: int, enrich:
 
         check_pipeline(cluster, pipeline)
     report = ingest_items(
-        cluster, alias, dataset.items.values(), total=len(dataset.items), chunk_size=chunk_size, progress=sys.stderr.isatty(),
+        cluster, alias, dataset.items.values(), total=len(dataset.items), chunk_size=chunk_size,
+        progress=progress_wanted(as_json),
         pipeline=pipeline,
     )
     result = {"data": str(data), "dataset": dataset.name, "opensearch": cluster.url, **report.as_dict()}
@@ -69,7 +70,7 @@ def ingest(data: Path, alias: str, columns: str | None, chunk_size: int, enrich:
         from cogr_search.cluster.enrich import enrich_from_run
 
         enriched = enrich_from_run(cluster, alias, dataset.items.values(), run_name, round_, runs_dir=runs_dir,
-                                   total=len(dataset.items), progress=sys.stderr.isatty(), expander=expander)
+                                   total=len(dataset.items), progress=progress_wanted(as_json), expander=expander)
         result["enrich"] = enriched.as_dict()
     if as_json:
         emit_json(result)

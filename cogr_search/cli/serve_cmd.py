@@ -46,7 +46,22 @@ def _serve_config() -> type:
 @opensearch_url
 def serve(run_name: str, round_: int | None, runs_dir: Path | None, host: str | None, port: int | None,
           config_flags: ConfigFlags, context_index: str | None, opensearch_url: str | None) -> None:
-    """Serve RUN's query and item expanders (its students when the round has them) over HTTP (POST /v1/expand/query, /v1/expand/item)."""
+    """Serve RUN's query and item expanders (its students when the round has them) over HTTP.
+
+    \b
+    curl -s localhost:8300/v1/expand/query -H 'Content-Type: application/json' \\
+         -d '{"texts": ["oak dining table"]}'
+    -> {"keywords": [["oak dining", "dining table", ...]], "run": "hg", "round": 0,
+        "model": "hg+r0+student-...", "expander": "student"}
+    curl -s localhost:8300/v1/expand/item -H 'Content-Type: application/json' \\
+         -d '{"items": [{"id": "p1", "title": "Walnut Dining Table", "description": "..."}]}'
+    -> {"keywords": [["walnut dining", "dining table"]], "run": "hg", ...}
+    curl -s localhost:8300/health
+    -> {"status": "ok", "expander": "student", "model": "...", "limits": {...}, ...}
+
+    Errors are {"error": "..."} with 400, 413, 503 or 504. Every schema: the OpenAPI page
+    at http://HOST:PORT/docs. Each route with its full response: docs/service.md.
+    """
     from cogr_search.runs.run_dir import RunDir
     from cogr_search.serve.server import serve as run_server
 

@@ -9,6 +9,7 @@ import click
 
 from cogr_search.cli.config_flags import ConfigFlags, config_flags, flag
 from cogr_search.cli.options import emit_json, json_output, opensearch_url, runs_dir, settings_from
+from cogr_search.progress import progress_wanted
 from cogr_search.errors import CogrError, InputError
 from cogr_search.keywords import DEFAULT_K_MAX
 from cogr_search.runs.keyword_files import read_keyword_file
@@ -100,7 +101,8 @@ def sync(alias: str, show_status: bool, run_name: str | None, round_: int | None
         if items == "all":
             from cogr_search.generators.students.distill import keywords_for_catalog
 
-            keywords, student_items, model = keywords_for_catalog(run, round_, keywords, catalog)
+            keywords, student_items, model = keywords_for_catalog(run, round_, keywords, catalog,
+                                                                 progress=progress_wanted(as_json))
             _notify(f"item student {model}: keywords for {student_items} items")
     from cogr_search.cluster.client import connect
     from cogr_search.cluster.sync import CoverageError, prune_versions, sync_keywords
@@ -108,7 +110,7 @@ def sync(alias: str, show_status: bool, run_name: str | None, round_: int | None
     config = config_flags.build(k_max=k_max)
     cluster = connect(settings_from(opensearch_url=opensearch_url))
     try:
-        result = sync_keywords(cluster, alias, keywords, round_, model, config, progress=not as_json, notify=_notify)
+        result = sync_keywords(cluster, alias, keywords, round_, model, config, progress=progress_wanted(as_json), notify=_notify)
     except CoverageError as err:
         if run_name is None or items == "all" or not _has_item_student(run, round_):
             raise

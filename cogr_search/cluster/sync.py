@@ -32,8 +32,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 
-from tqdm import tqdm
-
+from cogr_search.progress import progress_bar
 from cogr_search.errors import CogrError, InputError
 from cogr_search.cluster import changes
 from cogr_search.cluster import documents as doc_fields
@@ -296,8 +295,7 @@ class _OnlineCopy:
         self.boundaries: list[str] = []
 
     def _write(self, pages: Iterator[list[dict]], total: int | None, label: str) -> int:
-        with tqdm(total=total, desc=f"{label} -> {self.target}", unit="doc", disable=not self.progress,
-                  leave=False) as bar:
+        with progress_bar(total, f"{label} -> {self.target}", "doc", self.progress) as bar:
             def chunk_done(chunk) -> None:  # noqa: ANN001 - BulkResult
                 bar.update(chunk.sent)
                 if self.on_chunk is not None:

@@ -48,6 +48,7 @@ from cogr_search.runs.config import (
 )
 from cogr_search.runs.steps import Step, StepReport, check_resumed_config, run_steps
 from cogr_search.training.keyword_space import keyword_space
+from cogr_search.training.learning_check import no_learning_note
 from cogr_search.training.rewards import ItemMarginalReward, QueryF1Reward
 from cogr_search.training.screening import screen_rows
 from cogr_search.runs.run_dir import RunDir, atomic_write_json, read_json, weights_digest
@@ -226,8 +227,13 @@ def _grpo(ctx: _Context, side: str, round_: int, rows: list[dict], reward, confi
         reward.reset_counters()
         ctx.echo(f"[{ctx.run.name}] {side} screening kept {screening['kept']} of {screening['candidates']} prompts")
     result = train_grpo(start_model, rows, reward, out, config, progress=ctx.progress, callbacks=ctx.callbacks)
+    figures = result.as_dict()
+    note = no_learning_note(side, figures, config.prompts_per_step * config.gradient_accumulation_steps)
+    if note:
+        ctx.echo(f"[{ctx.run.name}] round {round_}: {note}")
     return {
-        **result.as_dict(),
+        **figures,
+        "no_learning": note,
         **({"screening": screening} if screening else {}),
         "reward_seconds": round(reward.seconds, 3),
         "reward_completions": reward.completions,
@@ -413,6 +419,7 @@ def _phase_entry(ctx: _Context, phase: str, round_: int, item_round: int, query_
         "train": scores["train"][0],
         "mean_reward": grpo.get("mean_reward"),
         "zero_std_share": grpo.get("zero_std_share"),
+        "no_learning": grpo.get("no_learning"),
         "grpo_steps": grpo.get("steps"),
         "grpo_seconds": grpo.get("seconds"),
         "keyword_space": keyword_space(query_keywords[0], read_keyword_file(item_paths[0])),
