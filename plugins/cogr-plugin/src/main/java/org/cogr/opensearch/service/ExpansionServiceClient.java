@@ -84,7 +84,7 @@ public final class ExpansionServiceClient {
 
     /** The {@code model} tag the service reports on {@code /health}; null if it names none. */
     public CompletableFuture<String> model(TimeValue timeout) {
-        HttpRequest request = HttpRequest.newBuilder(uri(HEALTH_ROUTE)).timeout(duration(timeout)).GET().build();
+        HttpRequest request = authorized(HttpRequest.newBuilder(uri(HEALTH_ROUTE)).timeout(duration(timeout)).GET()).build();
         return send(request, HEALTH_ROUTE, timeout).thenApply(map -> {
             Object model = map.get("model");
             return model == null ? null : model.toString();
@@ -92,13 +92,19 @@ public final class ExpansionServiceClient {
     }
 
     private CompletableFuture<Map<String, Object>> post(String route, String body, TimeValue timeout) {
-        HttpRequest request = HttpRequest.newBuilder(uri(route))
+        HttpRequest request = authorized(HttpRequest.newBuilder(uri(route))
             .timeout(duration(timeout))
             .header("Content-Type", "application/json")
             .header("Accept", "application/json")
-            .POST(HttpRequest.BodyPublishers.ofString(body, StandardCharsets.UTF_8))
+            .POST(HttpRequest.BodyPublishers.ofString(body, StandardCharsets.UTF_8)))
             .build();
         return send(request, route, timeout);
+    }
+
+    /** Adds the keystore's bearer token, when one is set (read per call: a reload takes effect at once). */
+    private HttpRequest.Builder authorized(HttpRequest.Builder builder) {
+        String authorization = http.authorization();
+        return authorization == null ? builder : builder.header("Authorization", authorization);
     }
 
     private CompletableFuture<Map<String, Object>> send(HttpRequest request, String route, TimeValue timeout) {
