@@ -81,7 +81,10 @@ def pipelines(node: tuple[Path, Cluster], service: tuple[ServiceProcess, Path], 
     _, cluster = node
     report = ingest_items(cluster, ALIAS, items, chunk_size=6, progress=False)
     assert report.failed == 0, report.failures
-    install_pipelines(cluster, PipelineConfig(service_url=service[0].url, batch_size=3), "t-sec-ingest", "t-sec")
+    # Generous timeouts: the 2 shared cores can make a first TLS handshake slow, and this
+    # test is about the token and the CA, not speed.
+    config = PipelineConfig(service_url=service[0].url, batch_size=3, search_timeout="60s", ingest_timeout="120s")
+    install_pipelines(cluster, config, "t-sec-ingest", "t-sec")
     return cluster
 
 
