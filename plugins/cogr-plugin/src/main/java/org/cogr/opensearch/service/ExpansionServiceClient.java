@@ -108,22 +108,39 @@ public final class ExpansionServiceClient {
     }
 
     private CompletableFuture<Map<String, Object>> send(HttpRequest request, String route, TimeValue timeout) {
-        CompletableFuture<HttpResponse<String>> sent;
-        try {
-            sent = AccessController.doPrivileged(
-                (PrivilegedAction<CompletableFuture<HttpResponse<String>>>) () -> http.client()
-                    .sendAsync(request, HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8))
-            );
-        } catch (RuntimeException e) {
-            return CompletableFuture.failedFuture(failure(route, e));
-        }
-        return sent.orTimeout(timeout.millis(), TimeUnit.MILLISECONDS)
+        return sendOnce(request)
+            // Expansions are pure functions of the texts, so a request lost on a pooled
+            // connection the service closed as idle (uvicorn: after 5 s) while it was being
+            // sent is sent once more, on a fresh connection, within the same total timeout.
+            .exceptionallyCompose(error -> closedBeforeAnswer(error) ? sendOnce(request) : CompletableFuture.failedFuture(error))
+            .orTimeout(timeout.millis(), TimeUnit.MILLISECONDS)
             .handle((response, error) -> {
                 if (error != null) {
                     throw failure(route, error);
                 }
                 return decode(route, response);
             });
+    }
+
+    private CompletableFuture<HttpResponse<String>> sendOnce(HttpRequest request) {
+        try {
+            return AccessController.doPrivileged(
+                (PrivilegedAction<CompletableFuture<HttpResponse<String>>>) () -> http.client()
+                    .sendAsync(request, HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8))
+            );
+        } catch (RuntimeException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+    }
+
+    /** The connection failed after it was made and before any answer: not a timeout, not a refused connect. */
+    private static boolean closedBeforeAnswer(Throwable error) {
+        Throwable cause = error;
+        while (cause instanceof CompletionException && cause.getCause() != null) {
+            cause = cause.getCause();
+        }
+        return cause instanceof IOException && !(cause instanceof java.net.http.HttpTimeoutException)
+            && !(cause instanceof java.net.ConnectException);
     }
 
     private Map<String, Object> decode(String route, HttpResponse<String> response) {
