@@ -68,6 +68,12 @@ class Settings(BaseSettings):
     )
     mappings_dir: Path | None = Field(default=None, description="Index templates instead of the packaged ones (COGR_MAPPINGS_DIR).")
     plugins_dir: Path | None = Field(default=None, description="Maven project of the plugins and launchers (COGR_PLUGINS_DIR).")
+    container_engine: str | None = Field(
+        default=None, description="The container engine command for images and test nodes (default: podman, else docker)."
+    )
+    test_nodes: str | None = Field(
+        default=None, description="`containers`: the tests' session nodes run as containers of the project's images."
+    )
     maven_repo: Path | None = Field(
         default=None, description="Maven's local repository, where stock distributions are fetched to (default ~/.m2/repository)."
     )

@@ -9,6 +9,7 @@ import shutil
 import subprocess
 
 from cogr_search.errors import CogrError
+from cogr_search.settings import load_settings
 
 LABEL = "cogr-search"
 """Label key on every container cogr-search starts; its value names who started it."""
@@ -21,7 +22,7 @@ class EngineError(CogrError):
 
 def engine_command() -> str:
     """``podman`` (preferred: the one set up here) or ``docker``; COGR_CONTAINER_ENGINE overrides."""
-    chosen = os.environ.get("COGR_CONTAINER_ENGINE")
+    chosen = load_settings().container_engine
     for name in [chosen] if chosen else ["podman", "docker"]:
         path = shutil.which(name)
         if path:

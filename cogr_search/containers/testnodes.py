@@ -25,6 +25,7 @@ import psutil
 from cogr_search.containers.engine import LABEL, EngineError, docker_api_env, engine
 from cogr_search.containers.images import ELASTICSEARCH_IMAGE, opensearch_image
 from cogr_search.localnode import OPENSEARCH, OPENSEARCH_3, Launcher
+from cogr_search.settings import load_settings
 
 ROLE = "test-node"
 PID_LABEL = f"{LABEL}.pid"
@@ -61,7 +62,7 @@ NODES: dict[str, NodeImage] = {"opensearch-2.19": opensearch_node(OPENSEARCH), "
 
 def containers_chosen() -> bool:
     """Whether this run's session nodes are containers (``COGR_TEST_NODES=containers``)."""
-    return os.environ.get(MODE_VARIABLE, "").strip().lower() == "containers"
+    return (load_settings().test_nodes or "").strip().lower() == "containers"
 
 
 def labels() -> dict[str, str]:
