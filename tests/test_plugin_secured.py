@@ -4,7 +4,8 @@ calling a production service: `cogr-search serve` over TLS with a bearer token.
 The node gets, before it starts, what an operator gives it (`stock.NodeExtras`): the
 service's CA in its config folder, named by `plugins.cogr.service_ca`, and a token in its
 keystore (`plugins.cogr.service_token`), at first a wrong one. The search pipeline then
-falls back to the plain query and says why (401); a new token put into the keystore and
+falls back to the plain query and says why (401), and the ingest processor fails its
+documents with that line; a new token put into the keystore and
 `POST _nodes/reload_secure_settings` make it expand, and the ingest processor write
 keywords, with no restart.
 """
@@ -109,7 +110,7 @@ def right_token(node: tuple[Path, Cluster]) -> Cluster:
 
 
 def test_a_wrong_token_falls_back_saying_401_and_a_reloaded_token_expands(
-    pipelines: Cluster, service: tuple[ServiceProcess, Path], request: pytest.FixtureRequest
+    pipelines: Cluster, service: tuple[ServiceProcess, Path], items: list[Item], request: pytest.FixtureRequest
 ) -> None:
     cluster = pipelines
     body = {"query": {"match": {"title": "linen throw pillow"}}, "size": 10}
@@ -118,6 +119,10 @@ def test_a_wrong_token_falls_back_saying_401_and_a_reloaded_token_expands(
     assert status["expanded"] is False and status["fallback"] is True, status
     assert "answered 401" in status["reason"] and "wrong bearer token" in status["reason"], status
     assert _hits(refused) == _hits(_search(cluster, body))  # the plain query ran
+    # the ingest processor fails exactly the batch's documents, with the same line
+    report = ingest_items(cluster, "t-secured-refused", items[:2], progress=False, pipeline="t-sec-ingest")
+    assert (report.failed, report.indexed) == (2, 0), report.failures
+    assert all("answered 401" in failure for failure in report.failures), report.failures
 
     before = service[0].health()["counters"]["query"]["requests"]
     request.getfixturevalue("right_token")  # now, after the wrong token was refused
