@@ -71,7 +71,8 @@ def as_of(cluster: Cluster, index: str, at: Marks) -> Iterator[list[dict]]:
     return _by_shard(cluster, index, at, "lte")
 
 
-def _ids(cluster: Cluster, index: str, query: dict | None = None) -> Iterator[str]:
+def ids_of(cluster: Cluster, index: str, query: dict | None = None) -> Iterator[str]:
+    """The ids of `index` (or of its documents matching `query`), without their sources."""
     for page in scan(cluster, index, query, source=False):
         for hit in page:
             yield hit["_id"]
@@ -118,5 +119,5 @@ def extra_ids(cluster: Cluster, target: str, source: str, boundaries: list[str])
     extra: list[str] = []
     for query, mine, theirs in zip(ranges, _bucket_counts(cluster, target, ranges), _bucket_counts(cluster, source, ranges)):
         if mine != theirs:
-            extra += sorted(set(_ids(cluster, target, query)) - set(_ids(cluster, source, query)))
+            extra += sorted(set(ids_of(cluster, target, query)) - set(ids_of(cluster, source, query)))
     return extra

@@ -32,8 +32,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 
-from tqdm import tqdm
-
+from cogr_search.progress import progress_bar
 from cogr_search.errors import CogrError, InputError
 from cogr_search.cluster import changes
 from cogr_search.cluster import documents as doc_fields
@@ -192,6 +191,11 @@ def _release_stale_block(cluster: Cluster, source: str) -> None:
             pass  # pruned since
 
 
+class CoverageError(InputError):
+    """The keywords cover only part of the catalog and `missing` is `refuse`: the CLI adds
+    the remedies only it knows of (a run's item student, `--items all`)."""
+
+
 def _check_coverage(
     source: str, seen: set[str], missing: set[str], keywords: Mapping[str, Sequence[str]], config: SyncConfig,
     result: SyncResult, notify: Notify,
@@ -208,7 +212,7 @@ def _check_coverage(
     if unknown:
         notify(f"ignoring {len(unknown)} keyword id(s) not in {source}: {_sample(unknown)}")
     if missing and config.missing == "refuse":
-        raise InputError(
+        raise CoverageError(
             f"keywords cover {len(seen) - len(missing)} of {len(seen)} items of {source}; {len(missing)} have none "
             f"({_sample(missing)}): pass --missing keep (the previous version's keywords) or --missing title-only"
         )
@@ -291,8 +295,7 @@ class _OnlineCopy:
         self.boundaries: list[str] = []
 
     def _write(self, pages: Iterator[list[dict]], total: int | None, label: str) -> int:
-        with tqdm(total=total, desc=f"{label} -> {self.target}", unit="doc", disable=not self.progress,
-                  leave=False) as bar:
+        with progress_bar(total, f"{label} -> {self.target}", "doc", self.progress) as bar:
             def chunk_done(chunk) -> None:  # noqa: ANN001 - BulkResult
                 bar.update(chunk.sent)
                 if self.on_chunk is not None:
@@ -376,8 +379,13 @@ def sync_keywords(
     keywords = clean_ids(keywords)
     if not keywords:
         raise InputError("no item keywords to sync")
-    if alias_target(cluster, alias) is None:
+    source = alias_target(cluster, alias)
+    if source is None:
         raise CogrError(f"alias {alias!r} does not exist: run `cogr-search index create --index {alias}` and ingest first")
+    if config.missing == "refuse":  # refused before the lease, the title pipeline and the new version exist
+        seen = set(changes.ids_of(cluster, source))
+        _check_coverage(source, seen, seen - keywords.keys(), keywords, config, SyncResult(alias, "", source, round_),
+                        lambda message: None)
     with SyncLease(cluster, alias, config.lease_s, notify) as lease:
         source = alias_target(cluster, alias)
         _release_stale_block(cluster, source)
@@ -462,6 +470,10 @@ def run_round_syncer(cluster: Cluster, alias: str, config: SyncConfig = SyncConf
     Items outside a run's subset (`train sft --max-items`) are title-only by default:
     that is how the shadow index the run trained against represents them."""
     from cogr_search.runs.keyword_files import read_keyword_file
+
+    if alias_target(cluster, alias) is None:  # refused now, not after the first round's training
+        raise CogrError(f"--sync-index {alias}: alias {alias!r} does not exist at {cluster.url}; run "
+                        f"`cogr-search ingest DATA --index {alias}` first")
 
     def sync_round(run, round_: int) -> dict:  # noqa: ANN001 - RunDir (runs/ imports nothing of cluster/)
         spec = run.serving_spec(round_)

@@ -19,6 +19,7 @@ from cogr_search.generators.prompts import PromptSet
 from cogr_search.generators.query_context import ContextSource
 from cogr_search.runs.keyword_files import append_keyword_rows, read_keyword_file
 from cogr_search.keywords import DEFAULT_K_MAX, parse_keywords
+from cogr_search.progress import progress_bar
 
 
 @dataclass(frozen=True)
@@ -70,12 +71,15 @@ def generate_keyword_file(
     progress: bool = True,
     desc: str = "generating",
     on_raw: Callable[[str, str], None] | None = None,
+    on_first_batch: Callable[[int, float, int], None] | None = None,
 ) -> GenerationStats:
     """Generate keywords for every request not yet in `out_path`, appending as it goes.
 
     `keep` truncates each parsed list (Phase 1 keeps the first M item keywords); without
     it lists are cut at `k_max`, the serving cap. `on_raw(id, text)` sees raw outputs
-    (used to record fixtures and debug prompts).
+    (used to record fixtures and debug prompts). `on_first_batch(rows, seconds, left)`
+    hears how long the first batch took and how many rows are left: the measured rate a
+    long step's time estimate is made from.
     """
     out_path.parent.mkdir(parents=True, exist_ok=True)
     done = existing_ids(out_path)
@@ -84,7 +88,7 @@ def generate_keyword_file(
     if not todo:
         return stats
     limit = keep if keep is not None else k_max
-    bar = _progress_bar(len(requests), stats.resumed, desc, progress)
+    bar = progress_bar(len(requests), desc, "row", progress, initial=stats.resumed)
     start = time.perf_counter()
     try:
         conversations = [r.conversation for r in todo]
@@ -102,13 +106,13 @@ def generate_keyword_file(
                 stats.tokens += generation.n_tokens
                 rows.append((request.id, parsed.keywords[:limit]))
             append_keyword_rows(out_path, rows)
+            if on_first_batch is not None and stats.generated == 0:
+                on_first_batch(len(rows), time.perf_counter() - start, len(todo) - len(rows))
             stats.generated += len(rows)
-            if bar is not None:
-                bar.update(len(rows))
+            bar.update(len(rows))
     finally:
         stats.seconds = time.perf_counter() - start
-        if bar is not None:
-            bar.close()
+        bar.close()
     return stats
 
 
@@ -125,6 +129,7 @@ def generate_with_model(
     k_max: int = DEFAULT_K_MAX,
     progress: bool = True,
     desc: str = "generating",
+    on_first_batch: Callable[[int, float, int], None] | None = None,
 ) -> dict:
     """Load the model folder, fill `out_path` for `requests` (resumably), unload it.
 
@@ -135,7 +140,7 @@ def generate_with_model(
     with load_backend(model, backend, dtype=dtype) as engine:
         stats = generate_keyword_file(
             engine, requests, out_path, params, batch_size=batch_size, keep=keep, k_max=k_max,
-            progress=progress, desc=desc,
+            progress=progress, desc=desc, on_first_batch=on_first_batch,
         )
     rows = read_keyword_file(out_path)
     empty = sum(1 for r in requests if not rows.get(r.id))
@@ -183,14 +188,6 @@ def _last_newline_end(handle, size: int) -> int:  # noqa: ANN001 - binary file
             return start + found + 1
         pos = start
     return 0
-
-
-def _progress_bar(total: int, initial: int, desc: str, enabled: bool):  # noqa: ANN202 - tqdm
-    if not enabled:
-        return None
-    from tqdm import tqdm
-
-    return tqdm(total=total, initial=initial, desc=desc, unit="row", dynamic_ncols=True)
 
 
 def item_requests(

@@ -71,7 +71,7 @@ def ensure_distribution(launcher: Launcher, user: NodeUser) -> Path:
     """The unpacked distribution of ``launcher`` with the current cogr plugin installed.
 
     Built once per plugin zip (under a lock, into a temporary folder renamed into place, so
-    a crash leaves no half template); older templates of the line are removed.
+    a crash leaves no half template); only the few most recently used templates are kept.
     """
     plugin_zip = ensure_built(engine=launcher)
     extras = [maven_artifact(coordinates) for coordinates in launcher.extra_plugins]
@@ -89,9 +89,7 @@ def ensure_distribution(launcher: Launcher, user: NodeUser) -> Path:
             return template
         partial = root / f".{template.name}.partial"
         shutil.rmtree(partial, ignore_errors=True)
-        _unpack(maven_zip(launcher), partial)
-        if launcher.assemble_modules:
-            _copy_modules(partial, launcher.version)
+        unpack_stock(launcher, partial)
         for zip_path in [plugin_zip, *extras]:
             _install_plugin(partial, zip_path, launcher)
         partial.rename(template)
@@ -108,6 +106,16 @@ def _remove_old_templates(root: Path, name: str) -> None:
     found = sorted(root.glob(f"{name}-cogr-*"), key=lambda p: p.stat().st_mtime, reverse=True)
     for old in found[KEEP_TEMPLATES:]:
         shutil.rmtree(old, ignore_errors=True)
+
+
+def unpack_stock(launcher: Launcher, dest: Path) -> Path:
+    """The line's distribution unpacked into ``dest``, with 2.19's missing modules assembled:
+    what the official tarball holds, before any plugin. Local nodes and the container images
+    (`cogr_search.containers`) start from the same files this way."""
+    _unpack(maven_zip(launcher), dest)
+    if launcher.assemble_modules:
+        _copy_modules(dest, launcher.version)
+    return dest
 
 
 def _unpack(archive: Path, dest: Path) -> None:

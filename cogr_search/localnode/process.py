@@ -195,6 +195,7 @@ def start(
     timeout: float = 180.0,
     engine: Launcher = OPENSEARCH,
     peers: stock.Peers | None = None,
+    extras: stock.NodeExtras = stock.NodeExtras(),
 ) -> NodeInfo:
     """Start the ``engine`` node of ``home`` in the background and wait until it answers yellow.
 
@@ -205,7 +206,8 @@ def start(
     JVM started in its own session with ``-Xms``/``-Xmx`` = ``heap`` and output in
     ``<home>/logs/node.out``, and this call waits up to ``timeout`` seconds for the
     started line and a yellow cluster (``peers``: the node joins a multi-node cluster,
-    `multinode.py`, and is ready once that cluster is yellow). Raises ``LocalNodeError`` on a busy port, a failed
+    `multinode.py`, and is ready once that cluster is yellow; ``extras``: settings, keystore
+    entries and config files a stock node gets before it starts). Raises ``LocalNodeError`` on a busy port, a failed
     build, a JVM that dies (with its last log line) or a timeout (the JVM is then stopped).
     """
     home = norm_home(home)
@@ -238,7 +240,7 @@ def start(
                 "choose another HTTP port"
             )
 
-        return _launch_stock(home, port, heap, timeout, engine, peers)
+        return _launch_stock(home, port, heap, timeout, engine, peers, extras)
 
 
 # The launcher key of the line whose node last wrote a home's data.
@@ -301,10 +303,11 @@ def _reuse_existing(home: Path, timeout: float) -> NodeInfo | None:
 
 
 def _launch_stock(
-    home: Path, port: int, heap: str, timeout: float, engine: Launcher, peers: stock.Peers | None
+    home: Path, port: int, heap: str, timeout: float, engine: Launcher, peers: stock.Peers | None,
+    extras: stock.NodeExtras = stock.NodeExtras(),
 ) -> NodeInfo:
     """Start the stock distribution of ``engine`` by its own ``bin/`` script (`stock.py`)."""
-    command = stock.prepare(home, port, heap, engine, peers)
+    command = stock.prepare(home, port, heap, engine, peers, extras)
     out_path = command.logs / "node.out"
     if out_path.exists():
         os.replace(out_path, command.logs / "node.out.prev")
