@@ -5,14 +5,12 @@ PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.cogr-installed
-ES_JAR := plugins/es-node/target/es-node.jar
-PLUGIN_SOURCES := $(shell find plugins -name pom.xml -o -path '*/src/*' -type f 2>/dev/null)
 
-.PHONY: setup demo test opensearch-build opensearch3-build elasticsearch-build elasticsearch9-build model clean-node
+.PHONY: setup demo test images opensearch-build opensearch3-build elasticsearch-build elasticsearch9-build model clean-node
 
 # Quiet: pip -q and Maven -q (its full log goes to a file a failure names), one line per
 # part that was built or skipped, and one summary line at the end.
-setup: $(STAMP) opensearch-build opensearch3-build $(ES_JAR) elasticsearch9-build model
+setup: $(STAMP) opensearch-build opensearch3-build elasticsearch-build elasticsearch9-build model
 	@echo "setup done: .venv, the local OpenSearch and Elasticsearch nodes, the CPU model; next: make demo or make test"
 
 # Python packages: reinstalled only when pyproject.toml or constraints.txt change.
@@ -31,10 +29,10 @@ $(STAMP): pyproject.toml constraints.txt
 opensearch-build: $(STAMP)
 	@$(BIN)/python -c "from cogr_search.localnode import OPENSEARCH; from cogr_search.localnode.build import build_or_skip; build_or_skip(OPENSEARCH, quiet=True)"
 
-# The local Elasticsearch launcher (Java 17, Maven); the tests' Elasticsearch node.
-$(ES_JAR): $(STAMP) $(PLUGIN_SOURCES)
-	@$(BIN)/python -c "from cogr_search.localnode import ELASTICSEARCH, ensure_built; ensure_built(quiet=True, engine=ELASTICSEARCH)"
-	@touch $(ES_JAR)
+# The root-endpoint plugin zip for Elasticsearch 8.17 (Java 17, Maven; plugins/es-node/target/) and the
+# stock 8.17.2 distribution it is installed into; the tests' Elasticsearch node.
+elasticsearch-build: $(STAMP)
+	@$(BIN)/python -c "from cogr_search.localnode import ELASTICSEARCH; from cogr_search.localnode.build import build_or_skip; build_or_skip(ELASTICSEARCH, quiet=True)"
 
 # The OpenSearch 3.x line (its plugin zip in plugins/cogr-plugin/target-os3/ and the stock 3.8.0
 # distribution), built with JAVA_HOME on a JDK 21+ where
@@ -44,15 +42,22 @@ $(ES_JAR): $(STAMP) $(PLUGIN_SOURCES)
 opensearch3-build: $(STAMP)
 	@$(BIN)/python -c "from cogr_search.localnode import OPENSEARCH_3; from cogr_search.localnode.build import build_or_skip; build_or_skip(OPENSEARCH_3, quiet=True)"
 
-elasticsearch-build: $(ES_JAR)
-
-# The Elasticsearch 9.x line (plugins/es-node/target-es9/), like opensearch3-build: JDK 21+ or a skip note.
+# The Elasticsearch 9.x line (its plugin zip in plugins/es-node/target-es9/ and the stock 9.2.0
+# distribution), like opensearch3-build: JDK 21+ or a skip note.
 elasticsearch9-build: $(STAMP)
 	@$(BIN)/python -c "from cogr_search.localnode import ELASTICSEARCH_9; from cogr_search.localnode.build import build_or_skip; build_or_skip(ELASTICSEARCH_9, quiet=True)"
 
 # The CPU model (SmolLM2-135M-Instruct) converted once into a cached safetensors folder.
 model: $(STAMP)
 	@$(BIN)/cogr-search model prepare > /dev/null
+
+# Container images (podman or docker; docker/engine/setup.sh installs podman on Debian): the
+# debootstrap bases, OpenSearch 2.19 and 3.x with the plugin zip, the expansion service.
+# Each is rebuilt only when its inputs' content hash changed (docs/containers.md).
+# BASES=official builds the plugin and service layers on the official images instead.
+BASES ?= local
+images: $(STAMP) opensearch-build opensearch3-build elasticsearch-build
+	$(BIN)/python -m cogr_search.containers.images --bases $(BASES)
 
 demo: setup
 	$(BIN)/cogr-search demo

@@ -50,13 +50,22 @@ def expand(text: str | None, query_file: Path | None, out_file: Path | None, run
         raise InputError("expand: the query text is empty")
     elif out_file is not None:
         raise InputError("expand --out: only with --file")
+    queries = None
+    if query_file is not None:
+        from cogr_search.atomic import check_writable
+        from cogr_search.data.beir import read_queries
+
+        queries = read_queries(query_file)
+        if not queries:
+            raise InputError(f"{query_file}: no queries")
+        check_writable(out_file)  # type: ignore[arg-type]
     run = RunDir.open(run_name, runs_dir)
     context = live_context(run, context_index, opensearch_url) if expander != "student" else None
     chosen = open_expander(run.root, round_, expander=expander, sides=("query",), sampling=sampling, seed=seed,
                            backend=backend, context=context, batch_size=1 if query_file is None else 16)
     try:
         if query_file is not None:
-            _expand_file(chosen, query_file, out_file, as_json)  # type: ignore[arg-type]
+            _expand_file(chosen, query_file, queries, out_file, as_json)  # type: ignore[arg-type]
             return
         keywords = chosen.expand_queries([text])[0]  # type: ignore[list-item]
     finally:
@@ -69,13 +78,11 @@ def expand(text: str | None, query_file: Path | None, out_file: Path | None, run
         click.echo(keyword)
 
 
-def _expand_file(expander: object, query_file: Path, out_file: Path, as_json: bool) -> None:
+def _expand_file(expander: object, query_file: Path, queries: dict, out_file: Path, as_json: bool) -> None:
     import time
 
-    from cogr_search.data.beir import read_queries
     from cogr_search.runs.keyword_files import write_keyword_file
 
-    queries = read_queries(query_file)
     started = time.perf_counter()
     ids = list(queries)
     keywords: list[list[str]] = []

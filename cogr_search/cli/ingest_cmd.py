@@ -47,6 +47,10 @@ def ingest(data: Path, alias: str, columns: str | None, chunk_size: int, enrich:
     dataset = load_dataset(data, columns=ColumnMapping.parse(columns) if columns else None)
     for note in dataset.notes:
         click.echo(f"note: {note}", err=True)
+    if enrich and run_name is not None:
+        from cogr_search.serve.expander import check_expander
+
+        check_expander(run_name, round_, expander, runs_dir)  # before the index is created or filled
     cluster = connect(settings_from(opensearch_url=opensearch_url))
     if pipeline is not None:
         from cogr_search.cluster.pipelines import check_pipeline

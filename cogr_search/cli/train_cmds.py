@@ -100,7 +100,7 @@ def sft(data: Path, run_name: str, runs_dir: Path | None, model: str | None, pre
     from cogr_search.generators.model_cache import resolve_model
     from cogr_search.runs.presets import PHASE1_PRESETS, preset as preset_of
     from cogr_search.runs.run_dir import RunDir
-    from cogr_search.training.phase1 import run_phase1
+    from cogr_search.training.phase1 import check_phase1_inputs, run_phase1
 
     fixed = {"data": str(data.resolve()), "model": str(resolve_model(model).resolve())}
     lora_r = config_flags.overrides().get("sft.lora_r")
@@ -116,18 +116,14 @@ def sft(data: Path, run_name: str, runs_dir: Path | None, model: str | None, pre
         from cogr_search.cluster.context import run_context_source
 
         source = run_context_source(config, connect(settings_from(opensearch_url=opensearch_url)), None)
-    if config.items_sample is not None:  # a sample that cannot hold the judged items is refused before any writing
-        from cogr_search.data import load_dataset
-        from cogr_search.training.phase1 import select_split
-
-        select_split(load_dataset(Path(config.data), config.relevance_threshold), config)
+    dataset = check_phase1_inputs(config)  # before the run folder exists
     run = RunDir.create(run_name, runs_dir)
     if as_json:
         # trainers and tokenizers print progress to stdout; --json promises one object there
         with contextlib.redirect_stdout(sys.stderr):
-            report = run_phase1(config, run, progress=False, context_source=source)
+            report = run_phase1(config, run, progress=False, context_source=source, dataset=dataset)
     else:
-        report = run_phase1(config, run, progress=progress_wanted(quiet=quiet), context_source=source)
+        report = run_phase1(config, run, progress=progress_wanted(quiet=quiet), context_source=source, dataset=dataset)
     if as_json:
         emit_json({"run": str(report.run), "ran": report.ran, "skipped": report.skipped, "details": report.details})
         return
@@ -179,6 +175,8 @@ RL_FLAGS = [
          help="Before each GRPO phase, keep only the prompts whose rollouts earn different rewards."),
     flag("--reward-beta", "reward_beta", help="F-beta of both rewards (1: F1); not GRPO's KL beta."),
     flag("--item-reward", "item_reward", help="Item reward: Eq. 2.3 or the item-centric F (Table 3)."),
+    flag("--diversity-weight", "diversity_weight",
+         help="Query reward + w x normalised Vendi score of the keywords' MiniLM embeddings (R4T; 0: off)."),
     flag("--max-queries", "max_queries", help="Training queries used for query-side GRPO (CPU runs)."),
     flag("--max-items", "max_items", help="Items used for item-side GRPO (CPU runs)."),
     flag("--eval-samples", "eval_samples",

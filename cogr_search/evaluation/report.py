@@ -130,6 +130,11 @@ def plot(reports: Sequence[dict], path: Path) -> None:
 
 
 def write_report(reports: Sequence[dict], markdown_path: Path, png_path: Path | None, title: str = "Retrieval evaluation") -> None:
+    from cogr_search.atomic import check_writable
+
+    for path in (markdown_path, png_path):
+        if path is not None:
+            check_writable(path)  # both, before either is written
     if png_path is not None:
         plot(reports, png_path)
     plot_name = None

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from cogr_search.atomic import check_writable
 from cogr_search.errors import CogrError
 from cogr_search.training.learning_check import learnt_nothing
 
@@ -108,6 +109,8 @@ def write_run_report(run_root: Path, markdown_path: Path | None = None, png_path
     phases = load_phases(run_root / "metrics.json")
     markdown_path = markdown_path or run_root / "phases.md"
     png_path = png_path or run_root / "phases.png"
+    for path in (markdown_path, png_path):
+        check_writable(path)  # both, before either is written
     plot_run(run_root.name, phases, png_path)
     text = run_markdown(run_root.name, phases) + f"\n![F1 and keyword space per phase]({png_path.name})\n"
     markdown_path.write_text(text, encoding="utf-8")

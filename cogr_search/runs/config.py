@@ -183,6 +183,11 @@ class Phase2Config(_Document):
     item_reward: Literal["marginal", "transposed"] = Field(
         default="marginal", description="marginal: Eq. 2.3; transposed: item-centric F over Q_ret(i) (Table 3)."
     )
+    diversity_weight: float = Field(
+        default=0.0, ge=0,
+        description="R4T's diversity term: query reward F_beta + w * Vendi score of the keyword set's MiniLM "
+        "embeddings / set size (0: off; needs the dense extra).",
+    )
     max_queries: int | None = Field(default=None, ge=1, description="Training queries used for query-side GRPO.")
     max_items: int | None = Field(default=None, ge=1, description="Items used for item-side GRPO.")
     eval_samples: int = Field(

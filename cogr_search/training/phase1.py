@@ -87,17 +87,29 @@ def run_phase1(
     progress: bool = True,
     echo: Callable[[str], None] = _stderr,
     context_source: ContextSource | None = None,
+    dataset: Dataset | None = None,
 ) -> Phase1Report:
     """Run (or resume) Phase 1 in `run`; returns which steps ran and their details.
 
     `context_source` fetches search results (`opensearch.context.bm25_titles`); it is
-    needed once, for the `round-0/query_context` step of runs with `query_context`."""
+    needed once, for the `round-0/query_context` step of runs with `query_context`.
+    `dataset`: `config.data` as `check_phase1_inputs` loaded it (else loaded here, before
+    anything is written)."""
+    dataset = dataset or check_phase1_inputs(config)
     with run.lock():
         prompts = _prepare(run, config)
-        dataset = load_dataset(Path(config.data), config.relevance_threshold)
         ctx = _Context(config, run, prompts, dataset, progress, echo, context_source)
         steps = [(name, functools.partial(action, ctx)) for name, action in _ACTIONS.items()]
         return run_steps(run, steps, Phase1Report(run=run.root), echo)
+
+
+def check_phase1_inputs(config: Phase1Config) -> Dataset:
+    """The data set, its split and the prompt set, checked before a run folder exists: a
+    refused run leaves nothing behind to clean up."""
+    dataset = load_dataset(Path(config.data), config.relevance_threshold)
+    select_split(dataset, config)
+    load_prompts(config.prompts)
+    return dataset
 
 
 def _prepare(run: RunDir, config: Phase1Config) -> PromptSet:

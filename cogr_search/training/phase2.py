@@ -125,8 +125,8 @@ def run_phase2(
     with run.lock():
         if not run.is_done("round-0"):
             raise CogrError(f"run {run.name!r}: Phase 1 is not complete (run `cogr-search train sft` first)")
+        ctx = open_context(run, config, syncer, progress, echo, callbacks)  # reads and checks before writing
         _check_config(run, config)
-        ctx = open_context(run, config, syncer, progress, echo, callbacks)
         report = run_steps(run, _steps(ctx), Phase2Report(run=run.root), echo, _summary,
                            after_each=lambda: write_metrics(run))
         report.phases = write_metrics(run)
@@ -237,6 +237,7 @@ def _grpo(ctx: _Context, side: str, round_: int, rows: list[dict], reward, confi
         **({"screening": screening} if screening else {}),
         "reward_seconds": round(reward.seconds, 3),
         "reward_completions": reward.completions,
+        **reward.summary(),
         "weights_sha256": weights_digest(out),
     }
 
@@ -245,7 +246,8 @@ def query_side(ctx: _Context, round_: int) -> tuple[list[dict], QueryF1Reward]:
     """Round r's query-side prompts and reward: the frozen item index of round r-1."""
     items = ctx.item_index(round_ - 1)
     view = ctx.query_view(round_ - 1, "train_queries", items)
-    return rl_query_rows(ctx), QueryF1Reward(view, beta=ctx.config.reward_beta, k_max=ctx.k_max)
+    return rl_query_rows(ctx), QueryF1Reward(view, beta=ctx.config.reward_beta, k_max=ctx.k_max,
+                                             diversity_weight=ctx.config.diversity_weight)
 
 
 def item_side(ctx: _Context, round_: int, query_round: int | None = None) -> tuple[list[dict], ItemMarginalReward]:
