@@ -31,6 +31,8 @@ def test_every_md_path_in_a_help_text_exists() -> None:
     assert any(name == "docs/students.md" for _, name in cited)  # the check sees real citations
     missing = [f"{line}: {name}" for line, name in cited if not (REPO_ROOT / name).is_file()]
     assert missing == []
+    # nor paths that exist only beside a developer's checkout
+    assert [line for line, text in helps if "shared/data" in text] == []
 
 
 def test_index_help_says_what_the_group_does() -> None:

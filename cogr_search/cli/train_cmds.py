@@ -228,6 +228,7 @@ def rl(run_name: str, runs_dir: Path | None, preset: str | None, config_flags: C
        opensearch_url: str | None, quiet: bool, as_json: bool) -> None:
     """Phase 2: co-evolving GRPO rounds (query side, then item side), resumable."""
     quiet_library_bars(as_json)
+    from cogr_search.training.learning_check import learnt_nothing
     from cogr_search.training.phase2 import run_phase2
     from cogr_search.runs.run_dir import RunDir
 
@@ -253,6 +254,7 @@ def rl(run_name: str, runs_dir: Path | None, preset: str | None, config_flags: C
         click.echo(
             f"  {phase['phase']:<14} {phase['val']['P']:>7.4f} {phase['val']['R']:>7.4f} {phase['val']['F1']:>7.4f} "
             f"{phase['train']['F1']:>9.4f} {reward if reward is not None else '-':>8}"
+            + ("  nothing learnt (no reward differences)" if learnt_nothing(phase) else "")
         )
 
 
