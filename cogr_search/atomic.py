@@ -30,3 +30,20 @@ def atomic_open(path: Path | str) -> Iterator[TextIO]:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def check_writable(path: Path | str) -> None:
+    """Refuse an output path that could not be written, before any work and without
+    creating anything: a refused command must leave the file system as it found it."""
+    from cogr_search.errors import InputError
+
+    path = Path(path)
+    if path.is_dir():
+        raise InputError(f"{path}: is a folder; give a file path")
+    folder = path.parent
+    while not folder.exists():
+        folder = folder.parent
+    if not folder.is_dir():
+        raise InputError(f"{path}: cannot be created: {folder} is a file, not a folder")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise InputError(f"{path}: cannot be created: {folder} is not writable")

@@ -68,6 +68,12 @@ class Settings(BaseSettings):
     )
     mappings_dir: Path | None = Field(default=None, description="Index templates instead of the packaged ones (COGR_MAPPINGS_DIR).")
     plugins_dir: Path | None = Field(default=None, description="Maven project of the plugins and launchers (COGR_PLUGINS_DIR).")
+    container_engine: str | None = Field(
+        default=None, description="The container engine command for images and test nodes (default: podman, else docker)."
+    )
+    test_nodes: str | None = Field(
+        default=None, description="`containers`: the tests' session nodes run as containers of the project's images."
+    )
     maven_repo: Path | None = Field(
         default=None, description="Maven's local repository, where stock distributions are fetched to (default ~/.m2/repository)."
     )
@@ -80,6 +86,15 @@ class Settings(BaseSettings):
     local_port: int = 9200
     local_heap: str = "1g"
     service_url: str | None = Field(default=None, description="Expansion service for pipelines and search (COGR_SERVICE_URL).")
+    service_token: SecretStr | None = Field(
+        default=None, description="Bearer token sent to the expansion service (COGR_SERVICE_TOKEN)."
+    )
+    service_token_file: Path | None = Field(
+        default=None, description="A file holding that token, read when COGR_SERVICE_TOKEN is unset (COGR_SERVICE_TOKEN_FILE)."
+    )
+    service_ca_certs: Path | None = Field(
+        default=None, description="CA (PEM) that signed the https expansion service's certificate (COGR_SERVICE_CA_CERTS)."
+    )
     serve_host: str = Field(default="127.0.0.1", description="Address `serve` binds (COGR_SERVE_HOST).")
     serve_port: int = Field(default=8300, ge=0, le=65535, description="Port `serve` listens on (COGR_SERVE_PORT).")
 

@@ -1,12 +1,16 @@
 """Shared fixtures. A cluster in tests is always a real node:
 
 1. `COGR_OPENSEARCH_URL` if set (an existing cluster);
-2. else testcontainers' OpenSearchContainer (2.19 image) if a Docker engine answers;
-3. else the project's local launcher (plugins/), started once per test session in a
-   temporary home on a free port, and stopped at the end.
-Elasticsearch likewise, started on first use: `COGR_ELASTICSEARCH_URL`, else testcontainers'
-Elasticsearch container where Docker answers, else the local launcher (plugins/es-node),
-one node per session (`es_node_handle`).
+2. else, with `COGR_TEST_NODES=containers`, a container of the project's own image
+   (`make images`: localhost/cogr-opensearch:2.19.6, and :3.8.0 for 3.x) through
+   testcontainers, removed at the end (cogr_search/containers/testnodes.py);
+3. else the project's local launcher (the stock distribution), started once per test
+   session in a temporary home on a free port, and stopped at the end.
+The header of the run says which. Elasticsearch likewise, started on first use:
+`COGR_ELASTICSEARCH_URL`, else a container of localhost/cogr-elasticsearch-dist:8.17.2 with
+`COGR_TEST_NODES=containers`, else the stock 8.17.2 distribution with the
+root-endpoint plugin (plugins/es-node), one node per session
+(`es_node_handle`).
 
 OpenSearch 3.x and Elasticsearch 9.x (the launchers' Java 21+ lines) likewise:
 `COGR_OPENSEARCH3_URL` / `COGR_ELASTICSEARCH9_URL`, else the local launcher, one node per
@@ -24,6 +28,7 @@ Test ids name engine and version: `[opensearch-2.19]`, `[opensearch-3.8]`, `[ela
 from __future__ import annotations
 
 import os
+import shutil
 import socket
 from collections.abc import Iterator
 from pathlib import Path
@@ -34,12 +39,12 @@ from cogr_search import localnode as local_node
 from cogr_search.localnode import process as local_node_process
 from cogr_search.cluster.client import Cluster, connect
 from cogr_search.cluster.engines import NOT_FOUND
+from cogr_search.containers.testnodes import NODES as CONTAINER_NODES
+from cogr_search.containers.testnodes import containers_chosen
 from cogr_search.localnode import ELASTICSEARCH, ELASTICSEARCH_9, OPENSEARCH_3, Launcher, LocalNodeError, NodeInfo
 from cogr_search.localnode.java import jdk_for
 from cogr_search.settings import load_settings
 
-OPENSEARCH_IMAGE = "opensearchproject/opensearch:2.19.2"
-ELASTICSEARCH_IMAGE = "docker.elastic.co/elasticsearch/elasticsearch:8.17.2"
 OS2, OS3, ES8, ES9 = "opensearch-2.19", "opensearch-3.8", "elasticsearch-8.17", "elasticsearch-9.2"
 NODE_FIXTURES = {OS2: "opensearch_node_url", OS3: "opensearch3_url", ES8: "elasticsearch_url", ES9: "elasticsearch9_url"}
 """Each engine line's session node, by the id tests carry."""
@@ -70,14 +75,55 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def docker_available() -> bool:
-    try:
-        import docker  # testcontainers' dependency
+def session_nodes_line() -> str:
+    """Which session nodes this run uses (the local launcher, or containers of our images)."""
+    if containers_chosen():
+        images = ", ".join(node.image for node in CONTAINER_NODES.values())
+        return f"session nodes: containers of the project's images ({images}); Elasticsearch 9.x: the local launcher"
+    return "session nodes: the local launcher (stock distributions); COGR_TEST_NODES=containers runs our images"
 
-        docker.from_env(timeout=3).ping()
-        return True
-    except Exception:
-        return False
+
+def pytest_report_header(config: pytest.Config) -> str:
+    return session_nodes_line()
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """The same line at the end, where -q shows it too."""
+    terminalreporter.write_line(session_nodes_line())
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Without a container engine the `containers` tests cannot run: deselected, in one line."""
+    if shutil.which("podman") or shutil.which("docker"):
+        return
+    dropped = [item for item in items if item.get_closest_marker("containers") is not None]
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = [item for item in items if item.get_closest_marker("containers") is None]
+        print(f"no container engine (podman or docker) on PATH: {len(dropped)} container test(s) deselected")
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """With containers chosen: the engine must answer, and a killed run's containers go first."""
+    if not containers_chosen():
+        return
+    from cogr_search.containers.engine import EngineError
+    from cogr_search.containers.testnodes import remove_orphans
+
+    try:
+        removed = remove_orphans()
+    except EngineError as err:
+        pytest.exit(f"COGR_TEST_NODES=containers: {err}", returncode=1)
+    if removed:
+        print(f"removed {len(removed)} test-node container(s) left by a killed run")
+
+
+def container_url(engine_id: str) -> Iterator[str]:
+    """The URL of a container node of ``engine_id``'s line, removed when the session ends."""
+    from cogr_search.containers.testnodes import running
+
+    with running(CONTAINER_NODES[engine_id], free_port_pair()) as url:
+        yield url
 
 
 @pytest.fixture(scope="session")
@@ -86,12 +132,8 @@ def opensearch_node_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[st
     if os.environ.get("COGR_OPENSEARCH_URL"):
         yield os.environ["COGR_OPENSEARCH_URL"]
         return
-    if docker_available():
-        from testcontainers.opensearch import OpenSearchContainer
-
-        with OpenSearchContainer(OPENSEARCH_IMAGE) as container:
-            config = container.get_config()
-            yield f"http://{config['host']}:{config['port']}"
+    if containers_chosen():
+        yield from container_url(OS2)
         return
     home = tmp_path_factory.mktemp("opensearch-node")
     info = local_node.start(home, port=free_port(), heap="1g")
@@ -153,11 +195,8 @@ def es_node_handle(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalNo
     if os.environ.get("COGR_ELASTICSEARCH_URL"):
         yield LocalNodeHandle(ELASTICSEARCH, home, ES_HEAP, external_url=os.environ["COGR_ELASTICSEARCH_URL"])
         return
-    if docker_available():
-        from testcontainers.community.elasticsearch import ElasticSearchContainer
-
-        with ElasticSearchContainer(ELASTICSEARCH_IMAGE, mem_limit="2G") as container:
-            url = f"http://{container.get_container_host_ip()}:{container.get_exposed_port(container.port)}"
+    if containers_chosen():
+        for url in container_url(ES8):
             yield LocalNodeHandle(ELASTICSEARCH, home, ES_HEAP, external_url=url)
         return
     handle = LocalNodeHandle(ELASTICSEARCH, home, ES_HEAP)
@@ -205,8 +244,12 @@ def elasticsearch9_url(es9_node_handle: LocalNodeHandle) -> str:
 def opensearch3_node_handle(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalNodeHandle]:
     """The session's OpenSearch 3.x (`COGR_OPENSEARCH3_URL`, else the local launcher):
     nothing starts (or builds) until a test calls `url()`/`ensure()`."""
-    handle = _newer_line_handle(OPENSEARCH_3, tmp_path_factory.mktemp("opensearch3-node"), "1g",
-                                "COGR_OPENSEARCH3_URL")
+    home = tmp_path_factory.mktemp("opensearch3-node")
+    if containers_chosen() and not os.environ.get("COGR_OPENSEARCH3_URL"):
+        for url in container_url(OS3):
+            yield LocalNodeHandle(OPENSEARCH_3, home, "1g", external_url=url)
+        return
+    handle = _newer_line_handle(OPENSEARCH_3, home, "1g", "COGR_OPENSEARCH3_URL")
     try:
         yield handle
     finally:

@@ -55,5 +55,5 @@ def subprocess_env() -> dict[str, str]:
 class ServiceProcess(process.ServiceProcess):
     """The service for a test: this checkout's code, one torch thread."""
 
-    def __init__(self, run: RunDir, *options: str) -> None:
-        super().__init__(run.root, *options, env=subprocess_env())
+    def __init__(self, run: RunDir, *options: str, token: str | None = None, ca_certs: Path | None = None) -> None:
+        super().__init__(run.root, *options, env=subprocess_env(), token=token, ca_certs=ca_certs)

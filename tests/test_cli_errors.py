@@ -45,6 +45,9 @@ def _files(tmp: Path) -> dict[str, Path]:
         "no_title": {**beir, "corpus.jsonl": '{"_id": "a"}\n'},
         "latin1": {**beir, "corpus.jsonl": b'{"_id": "a", "title": "caf\xe9"}\n'},
         "unknown_layout": {"readme.txt": "hello\n"},
+        "elsewhere": {"queries.jsonl": '{"_id": "q1", "text": "oak"}\n{"_id": "q2", "text": "lamp"}\n',
+                      "qrels.tsv": "query-id\tcorpus-id\tscore\nq1\tzz-1\t1\nq2\tzz-2\t1\n",
+                      "corpus.jsonl": '{"_id": "zz-1", "title": "oak"}\n{"_id": "zz-2", "title": "lamp"}\n'},
     }
     out: dict[str, Path] = {}
     for name, files in layouts.items():
@@ -84,6 +87,9 @@ def _cases(alias: str, files: dict[str, Path], runs: Path, dead_url: str) -> lis
         ("unknown dataset layout", ["ingest", str(files["unknown_layout"]), "--index", alias], "unknown_layout: not a dataset"),
         ("no relevance threshold", ["eval", "--data", str(files["no_threshold"]), "--index", alias, "--method", "bm25"],
          "no relevance threshold: its label scores are 0 ("),
+        ("no judged item in the index", ["eval", "--data", str(files["elsewhere"]), "--index", alias, "--method", "bm25",
+                                         "--split", "all", "--cutoff", "10", "--relevance-threshold", "1"],
+         f"index {alias!r} holds none of the 2 items judged relevant"),
         ("missing alias (eval)", ["eval", "--data", SAMPLE, "--index", "no-such-alias", "--method", "bm25"], "index 'no-such-alias' does not exist"),
         ("OpenSearch 400", ["eval", "--data", SAMPLE, "--index", alias, "--method", "bm25", "--fields", "title^x"],
          f"search on {alias} failed: OpenSearch refused the request (HTTP 400"),
@@ -161,3 +167,53 @@ def test_bad_input_matrix_one_line_no_traceback_nothing_changed(
     failures = [problem for problem in problems if problem]
     assert not failures, "\n".join(failures)
     assert (_index_state(cluster, index_name), _tree_digest(runs)) == before
+
+
+def test_cluster_mistakes_are_one_line_naming_the_url_and_send_nothing_but_the_probe(tmp_path: Path,
+                                                                                      tiny_model: Path) -> None:
+    """A URL that is not a search engine, the expansion service's port, TLS and plain HTTP
+    mixed up, missing or wrong credentials before and after the engine is known: each one
+    line naming the URL, exit 1, and no request but `GET /` reaches the server."""
+    from tests.loopback_servers import OPENSEARCH_ROOT, UNAUTHORIZED, Answer, LoopbackServer, tls_context
+    from tests.serve_support import ServiceProcess, make_base_run
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("COGR_CLUSTER_", "COGR_OPENSEARCH_", "COGR_ENGINE"))}
+    env.update({"PYTHONPATH": str(REPO_ROOT), "COGR_CLUSTER_RETRIES": "1", "COGR_HOME": str(tmp_path / "home")})
+    env.pop("COGR_DEBUG", None)
+    wrong = {"COGR_CLUSTER_USER": "admin", "COGR_CLUSTER_PASSWORD": "wrong"}
+    html = Answer(200, "text/html", b"<!DOCTYPE HTML>\n<html><body>Directory listing</body></html>")
+    secured = Answer.json(401, UNAUTHORIZED, **{"WWW-Authenticate": 'Basic realm="OpenSearch Security"'})
+    with LoopbackServer(html) as web, LoopbackServer(Answer(200, "text/plain", b"hello")) as text, \
+            LoopbackServer(Answer.json(200, {"status": "ok", "name": "some-api"})) as api, \
+            LoopbackServer(secured) as cluster, LoopbackServer(Answer.json(200, OPENSEARCH_ROOT),
+                                                               tls=tls_context(tmp_path / "tls")) as tls_node, \
+            ServiceProcess(make_base_run(tmp_path / "runs", model=tiny_model)) as service:
+        plain_to_tls, tls_to_plain = tls_node.url.replace("https:", "http:"), web.url.replace("http:", "https:")
+        cases = [
+            ("HTML", web.url, {}, f"the cluster at {web.url} is not OpenSearch or Elasticsearch: GET / answered "
+                                  "HTTP 200 text/html"),
+            ("non-JSON body", text.url, {}, f"the cluster at {text.url} is not OpenSearch or Elasticsearch: GET / "
+                                            "answered HTTP 200 text/plain ('hello')"),
+            ("JSON without version", api.url, {}, 'answered HTTP 200 JSON without a "version" object'),
+            ("expansion service", service.url, {}, f"{service.url} is the cogr-search expansion service, not a cluster"),
+            ("plain HTTP to a TLS port", plain_to_tls, {}, f"the cluster at {plain_to_tls} speaks TLS, not plain HTTP: "
+                                                           f"use {tls_node.url}"),
+            ("HTTPS to a plain port", tls_to_plain, {}, f"the cluster at {tls_to_plain} does not speak TLS: use {web.url}"),
+            ("no credentials", cluster.url, {}, f"the cluster at {cluster.url} requires credentials (HTTP 401)"),
+            ("wrong password, engine unknown", cluster.url, wrong,
+             f"the cluster at {cluster.url} refused the credentials of user 'admin' (HTTP 401)"),
+            ("wrong password, engine known", cluster.url, {**wrong, "COGR_ENGINE": "opensearch"},
+             f"OpenSearch at {cluster.url} refused the credentials of user 'admin' (HTTP 401)"),
+        ]
+        runs_before = _tree_digest(tmp_path / "runs")
+        with ThreadPoolExecutor(max_workers=4) as pool:
+            problems = list(pool.map(lambda case: _problem(
+                case[0], ["ingest", SAMPLE, "--index", "mistake", "--cluster-url", case[1]], {**env, **case[2]}, case[3]),
+                cases))
+        assert not [problem for problem in problems if problem], "\n".join(p for p in problems if p)
+        # one probe per case (the engine-known case's first call, `info`, is a GET / too), no write
+        assert [len(server.requests) for server in (web, text, api, cluster)] == [1, 1, 1, 3]
+        assert all(request == ("GET", "/") for server in (web, text, api, cluster) for request in server.requests)
+        assert tls_node.requests == []  # the plain request never got through the handshake
+    assert _tree_digest(tmp_path / "runs") == runs_before
+    assert not (tmp_path / "home").exists() or not any((tmp_path / "home").rglob("*.json"))

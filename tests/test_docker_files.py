@@ -1,107 +1,120 @@
-"""docker/ checked statically (no Docker engine on these machines): the compose file
-parses, every build context, Dockerfile and COPY source it leads to exists, the images
-are pinned to OpenSearch 2.19, and the names that tie the files together agree (the
-plugin zip the Maven build makes, the service port, the pipeline flags)."""
+"""docker/ checked without a container engine: the compose file parses and runs the images
+`make images` builds, the Dockerfiles install the plugin as users are told to and serve on
+0.0.0.0, the setup job's flags exist, the content hash follows the inputs, and the setup
+job's wait answers. The images themselves run in tests/test_compose.py (an engine needed)."""
 
 from __future__ import annotations
 
 import re
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import yaml
+from click.testing import CliRunner
 
-from tests.conftest import REPO_ROOT
+from cogr_search.cli.main import cli
+from cogr_search.containers import images
+from cogr_search.containers.images import Image, content_hash, local_images, official_images, with_parents
+from cogr_search.containers.wait import wait_for
+from tests.conftest import REPO_ROOT, free_port
 
 DOCKER = REPO_ROOT / "docker"
-COMPOSE = DOCKER / "compose.yaml"
 
 
 @pytest.fixture(scope="module")
 def compose() -> dict:
-    return yaml.safe_load(COMPOSE.read_text())
+    return yaml.safe_load((DOCKER / "compose.yaml").read_text())
 
 
-def _dockerfile_instructions(path: Path) -> list[tuple[str, str]]:
+def _instructions(path: Path) -> list[tuple[str, str]]:
     """(INSTRUCTION, arguments) with continuation lines joined and comments dropped."""
     text = re.sub(r"\\\n", " ", path.read_text())
-    out = []
-    for line in text.splitlines():
-        line = line.strip()
-        if line and not line.startswith("#"):
-            word, _, rest = line.partition(" ")
-            out.append((word.upper(), rest.strip()))
-    return out
+    lines = (line.strip() for line in text.splitlines())
+    return [(w.upper(), rest.strip()) for w, _, rest in (line.partition(" ") for line in lines if line and not line.startswith("#"))]
 
 
-def _copy_sources(args: str) -> list[str]:
-    parts = [p for p in args.split() if not p.startswith("--")]
-    return parts[:-1]
-
-
-def test_compose_parses_and_names_the_three_services(compose: dict) -> None:
+def test_compose_runs_the_three_services_on_the_images_make_images_builds(compose: dict) -> None:
     assert set(compose["services"]) == {"opensearch", "serve", "setup"}
-    assert compose["services"]["setup"]["depends_on"]["serve"]["condition"] == "service_healthy"
-
-
-def test_every_build_context_dockerfile_and_copy_source_exists(compose: dict) -> None:
-    checked = 0
+    built = {image.name for image in local_images()}
     for name, service in compose["services"].items():
-        build = service["build"]
-        context = (DOCKER / build["context"]).resolve()
-        assert context.is_dir(), f"{name}: build context {context} is missing"
-        dockerfile = context / build["dockerfile"]
-        assert dockerfile.is_file(), f"{name}: {dockerfile} is missing"
-        ignore = dockerfile.with_name(dockerfile.name + ".dockerignore")
-        assert ignore.is_file(), f"{name}: {ignore} is missing (the context is the whole repository)"
-        for word, args in _dockerfile_instructions(dockerfile):
-            if word == "COPY" and "--from=" not in args:
-                for source in _copy_sources(args):
-                    assert (context / source).exists(), f"{dockerfile.name}: COPY source {source} is missing"
-                    checked += 1
-    assert checked >= 4
+        assert service["image"] in built, f"{name}: {service['image']} is not built by make images"
+        assert "mem_limit" in service, f"{name}: containers live outside the caller's memory cgroup"
+    assert compose["services"]["opensearch"]["environment"]["plugins.cogr.service_url"] == "http://serve:8300"
 
 
-def test_bind_mounts_are_the_runs_folder_only(compose: dict) -> None:
-    for name, service in compose["services"].items():
-        for volume in service.get("volumes", []):
-            source = volume.split(":")[0]
-            if source.startswith((".", "/")):
-                assert (DOCKER / source).resolve() == REPO_ROOT / "runs", f"{name}: unexpected bind mount {volume}"
-                assert "runs/" in (REPO_ROOT / ".gitignore").read_text()  # written by training, never committed
-            else:
-                assert source in compose["volumes"], f"{name}: named volume {source} is not declared"
+def test_setup_job_waits_then_creates_the_index_with_flags_the_cli_has(compose: dict) -> None:
+    script = " ".join(compose["services"]["setup"]["command"])
+    assert script.startswith("python -m cogr_search.containers.wait")
+    create = script[script.index("cogr-search index create"):].split()
+    assert create[create.index("--service-url") + 1] == "http://serve:8300"
+    help_text = CliRunner().invoke(cli, ["index", "create", "--help"]).output
+    for flag in (word for word in create if word.startswith("--")):
+        assert flag in help_text, flag
 
 
-def test_opensearch_image_is_219_and_installs_the_zip_the_maven_build_makes(compose: dict) -> None:
-    dockerfile = DOCKER / "opensearch.Dockerfile"
-    steps = _dockerfile_instructions(dockerfile)
-    version = next(a for w, a in steps if w == "ARG" and a.startswith("OPENSEARCH_VERSION="))
-    assert re.fullmatch(r"OPENSEARCH_VERSION=2\.19\.\d+", version)
-    assert compose["services"]["opensearch"]["build"]["args"]["OPENSEARCH_VERSION"] == version.split("=")[1]
-    assert ("FROM", "opensearchproject/opensearch:${OPENSEARCH_VERSION}") in steps
-    build = " ".join(a for w, a in steps if w == "RUN")
-    pom = (REPO_ROOT / "plugins" / "cogr-plugin" / "pom.xml").read_text()
-    assert "<finalName>cogr-search-plugin-${project.version}-opensearch-${opensearch.version}</finalName>" in pom
-    assert "plugins/cogr-plugin/target/cogr-search-plugin-*-opensearch-${OPENSEARCH_VERSION}.zip" in build
-    assert "-Dopensearch.version=${OPENSEARCH_VERSION}" in build
-    assert "opensearch-plugin install --batch" in build
+def test_opensearch_image_installs_the_zip_on_a_base_given_as_argument() -> None:
+    steps = _instructions(DOCKER / "opensearch.Dockerfile")
+    assert steps[0] == ("ARG", "BASE=opensearchproject/opensearch:2.19.6") and ("FROM", "${BASE}") in steps
+    run = " ".join(a for w, a in steps if w == "RUN")
+    assert "bin/opensearch-plugin install --batch file:///tmp/cogr-search-plugin.zip" in run
+    dist = _instructions(DOCKER / "engine-dist.Dockerfile")
+    assert ("USER", "${ENGINE}") in dist  # the stock distributions refuse root
 
 
-def test_service_image_and_setup_agree_on_port_and_pipeline_flags(compose: dict) -> None:
-    steps = _dockerfile_instructions(DOCKER / "serve.Dockerfile")
+def test_service_image_serves_on_all_interfaces_of_its_port() -> None:
+    steps = _instructions(DOCKER / "serve.Dockerfile")
     assert ("EXPOSE", "8300") in steps
     cmd = next(a for w, a in steps if w == "CMD")
     assert "cogr-search serve" in cmd and "--host 0.0.0.0" in cmd
-    setup = compose["services"]["setup"]["command"]
-    assert setup[:3] == ["cogr-search", "index", "create"]
-    assert "--pipelines" in setup and setup[setup.index("--service-url") + 1] == "http://serve:8300"
-    assert compose["services"]["opensearch"]["environment"]["plugins.cogr.service_url"] == "http://serve:8300"
-    # The CLI accepts every flag the setup passes.
-    from click.testing import CliRunner
 
-    from cogr_search.cli.main import cli
 
-    help_text = CliRunner().invoke(cli, ["index", "create", "--help"]).output
-    for flag in (a for a in setup if a.startswith("--")):
-        assert flag in help_text, flag
+def test_local_and_official_images_share_the_plugin_and_service_layers() -> None:
+    local = {i.name: i for i in local_images()}
+    for image in official_images():
+        assert image.dockerfile == local[image.name].dockerfile
+        assert not image.build_args["BASE"].startswith("localhost/")
+    for image in local.values():
+        assert image.parent is None or image.parent in local, image.name
+
+
+def test_with_parents_keeps_build_order_and_the_whole_chain() -> None:
+    chain = [i.name for i in with_parents(local_images(), [images.SERVE_IMAGE])]
+    assert chain == ["localhost/cogr-base:bookworm", "localhost/cogr-python:bookworm", images.SERVE_IMAGE]
+
+
+def test_content_hash_follows_inputs_args_and_parent(tmp_path: Path) -> None:
+    source = tmp_path / "input.txt"
+    source.write_text("one")
+    image = Image("localhost/t:1", "serve.Dockerfile", lambda: [tmp_path], build_args={"BASE": "a"})
+    first = content_hash(image, "p1")
+    assert content_hash(image, "p1") == first
+    assert content_hash(image, "p2") != first
+    assert content_hash(Image("localhost/t:1", "serve.Dockerfile", lambda: [tmp_path], build_args={"BASE": "b"}), "p1") != first
+    source.write_text("two")
+    assert content_hash(image, "p1") != first
+
+
+@pytest.fixture()
+def answering_url() -> Iterator[str]:
+    class Ok(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 - the stdlib's name
+            self.send_response(200)
+            self.end_headers()
+
+        def log_message(self, *_args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Ok)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/health"
+    server.shutdown()
+
+
+def test_wait_returns_only_the_urls_that_never_answered(answering_url: str) -> None:
+    silent = f"http://127.0.0.1:{free_port()}/"
+    assert wait_for([answering_url, silent], timeout_s=0) == [silent]
+    assert wait_for([answering_url], timeout_s=5) == []

@@ -69,11 +69,13 @@ def test_each_line_builds_its_plugin_zip_into_its_own_folder_and_installs_it_in_
 
 
 @pytest.mark.parametrize("engine", [ELASTICSEARCH, ELASTICSEARCH_9], ids=lambda e: f"elasticsearch-{e.line}")
-def test_each_elasticsearch_line_builds_into_its_own_folder(engine: Launcher) -> None:
-    jar = local_node.ensure_built(engine=engine)
-    assert jar.parent.name == engine.build_dir and jar.parent.parent.name == "es-node"
-    servers = sorted(p.name for p in (jar.parent / "lib").glob("elasticsearch-[0-9]*.jar"))
-    assert servers == [f"elasticsearch-{engine.version}.jar"]
+def test_each_elasticsearch_line_builds_into_its_own_folder_and_installs_its_root_endpoint(engine: Launcher) -> None:
+    plugin_zip = local_node.ensure_built(engine=engine)
+    assert plugin_zip.parent.name == engine.build_dir and plugin_zip.parent.parent.name == "es-node"
+    assert plugin_zip.name.endswith(f"-elasticsearch-{engine.version}.zip")
+    dist = ensure_distribution(engine, node_user())
+    installed = (dist / "plugins" / "cogr-root-endpoint" / "plugin-descriptor.properties").read_text()
+    assert f"elasticsearch.version={engine.version}" in installed.splitlines()
 
 
 def test_a_home_whose_data_another_line_wrote_is_refused(tmp_path: Path) -> None:
@@ -123,7 +125,7 @@ def test_the_session_node_of_a_newer_line_is_what_it_claims(launcher: Launcher, 
     (node,) = plugins["nodes"].values()
     names = {p["name"] for p in node["plugins"]} | {m["name"] for m in node.get("modules", [])}
     expected = ({"cogr-search", "transport-netty4", "search-pipeline-common"}
-                if launcher.name == "opensearch" else {"org.elasticsearch.transport.netty4.Netty4Plugin"})
+                if launcher.name == "opensearch" else {"cogr-root-endpoint", "transport-netty4", "x-pack-core"})
     assert expected <= names, names
     if not handle.local:
         return

@@ -47,3 +47,13 @@ def test_not_a_report_is_named(tmp_path: Path) -> None:
     path.write_text('{"F1": 1}')
     with pytest.raises(InputError, match=r"x.json: not an eval report \(missing 'method'\)"):
         load_reports([path])
+
+
+def test_student_and_llm_reports_of_one_run_read_differently() -> None:
+    student, llm = fake_report("cogr", 0.2), fake_report("cogr", 0.1)
+    student["settings"].update(expander="student", run="runs/hg", round=1)
+    llm["settings"].update(expander="llm", run="runs/hg", round=1)
+    text = markdown([student, llm, fake_report("bm25", 0.3)])
+    assert "| cogr (student expander, run hg round 1) | homegoods |" in text
+    assert "| cogr (llm expander, run hg round 1) | homegoods |" in text
+    assert "| bm25 | homegoods |" in text

@@ -83,13 +83,8 @@ def test_plugins_dir_defaults_to_repo_and_obeys_env(monkeypatch: pytest.MonkeyPa
 def test_ensure_built_is_a_no_op_when_up_to_date(engine: Launcher) -> None:
     jar = local_node.ensure_built(engine=engine)
     assert jar == local_node.launcher_jar(engine) and jar.is_file()
-    if engine.stock:
-        # A stock node needs only the plugin zip for its distribution's version.
-        assert jar.name.endswith(f"-opensearch-{engine.version}.zip")
-    else:
-        lib = jar.parent / "lib"
-        assert any(lib.glob(engine.server_jar_glob)) and any(lib.glob("launcher-common-*.jar"))
-        assert not any(lib.glob("cogr-plugin-*.jar"))  # the project's plugin is OpenSearch-only
+    # A node needs only its plugin zip, made for its distribution's exact version.
+    assert jar.name.endswith(f"-{engine.name}-{engine.version}.zip")
     mtime = jar.stat().st_mtime
     started = time.monotonic()
     assert local_node.ensure_built(engine=engine) == jar
@@ -98,18 +93,15 @@ def test_ensure_built_is_a_no_op_when_up_to_date(engine: Launcher) -> None:
 
 
 def test_a_source_change_rebuilds_only_the_launchers_that_use_it(tmp_path: Path) -> None:
-    # Which inputs count for which launcher (no Maven run): es-node's sources are not
-    # OpenSearch's, cogr-plugin's are not Elasticsearch's, launcher-common's only the
-    # classpath launcher's.
+    # Which inputs count for which plugin zip (no Maven run): es-node's sources are not
+    # OpenSearch's, cogr-plugin's are not Elasticsearch's, the parent pom is both's.
     root = local_node.plugins_dir()
     es_inputs = set(local_node_build._build_inputs(root, ELASTICSEARCH))
     os_inputs = set(local_node_build._build_inputs(root, OPENSEARCH))
-    es_main = root / "es-node/src/main/java/org/cogr/elasticsearch/node/EsLocalNode.java"
+    es_main = root / "es-node/src/main/java/org/cogr/elasticsearch/node/RootEndpointPlugin.java"
     plugin = root / "cogr-plugin/src/main/java/org/cogr/opensearch/CogrPlugin.java"
-    common = root / "launcher-common/src/main/java/org/cogr/launcher/Launcher.java"
     assert es_main in es_inputs and es_main not in os_inputs
     assert plugin in os_inputs and plugin not in es_inputs
-    assert common in es_inputs and common not in os_inputs
     assert root / "pom.xml" in es_inputs and root / "pom.xml" in os_inputs
 
 
@@ -242,12 +234,12 @@ def test_elasticsearch_node_accepts_the_item_index_body(node: NodeInfo) -> None:
 
 @only_elasticsearch
 def test_elasticsearch_node_reports_its_modules(node: NodeInfo) -> None:
+    """The stock zip's modules, and the root endpoint installed from its zip (GET / answers)."""
     body, _ = _get(node.url + "/_nodes/plugins")
     (info,) = body["nodes"].values()
-    assert {m["name"] for m in info["modules"]} == {
-        "org.elasticsearch.transport.netty4.Netty4Plugin",
-        "org.cogr.elasticsearch.node.RootEndpointPlugin",
-    }
+    assert {m["name"] for m in info["modules"]} >= {"transport-netty4", "x-pack-core", "x-pack-security"}
+    assert [(p["name"], p["classname"]) for p in info["plugins"]] == [
+        ("cogr-root-endpoint", "org.cogr.elasticsearch.node.RootEndpointPlugin")]
 
 
 @only_opensearch
@@ -328,8 +320,16 @@ def test_cli_start_and_status_find_the_running_node(node: NodeInfo) -> None:
 
 
 def test_stop_ends_the_process(node: NodeInfo) -> None:
+    """Elasticsearch's script runs a CLI JVM whose child is the server JVM: both must end."""
+    import psutil
+
+    children = psutil.Process(node.pid).children(recursive=True)
+    if node.engine.name == ELASTICSEARCH.name:
+        # The server runs as a module: `-m org.elasticsearch.server/org.elasticsearch.bootstrap.Elasticsearch`.
+        assert any(arg.endswith("/org.elasticsearch.bootstrap.Elasticsearch") for c in children for arg in c.cmdline())
     assert local_node.stop(node.home) is True
     assert not _pid_alive(node.pid)
+    assert not [c.pid for c in children if _pid_alive(c.pid)]
     assert not (node.home / "node.json").exists()
     assert local_node.status(node.home).running is False
     assert local_node.stop(node.home) is False

@@ -102,10 +102,13 @@ def test_commands_run_over_https_with_the_ca_and_credentials(secure_node) -> Non
 
 
 @pytest.mark.parametrize(("change", "said"), [
-    ({"COGR_CLUSTER_PASSWORD": "wrong"}, "401"),
-    ({"COGR_CLUSTER_CA_CERTS": ""}, "certificate"),
-    ({"COGR_CLUSTER_URL": "plain-http"}, "http://"),
-], ids=["wrong-password", "no-ca", "plain-http-to-tls"])
+    ({"COGR_CLUSTER_PASSWORD": "wrong"}, "the cluster at https://127.0.0.1:{port} refused the credentials of user "
+                                         "'admin' (http 401)"),
+    ({"COGR_CLUSTER_PASSWORD": "wrong", "COGR_ENGINE": "opensearch"},
+     "opensearch at https://127.0.0.1:{port} refused the credentials of user 'admin' (http 401)"),
+    ({"COGR_CLUSTER_CA_CERTS": ""}, "presents a certificate this machine does not trust"),
+    ({"COGR_CLUSTER_URL": "plain-http"}, "the cluster at http://127.0.0.1:{port} speaks tls, not plain http: use https://"),
+], ids=["wrong-password", "wrong-password-engine-known", "no-ca", "plain-http-to-tls"])
 def test_a_wrong_password_a_missing_ca_or_plain_http_is_one_line_and_exit_1(secure_node, change: dict[str, str],
                                                                               said: str) -> None:
     home, url, _ = secure_node
@@ -114,6 +117,7 @@ def test_a_wrong_password_a_missing_ca_or_plain_http_is_one_line_and_exit_1(secu
     refused = _cli("sync", "--index", "secured", "--status", env=_env(home, url, **change))
     assert refused.returncode == 1
     lines = refused.stderr.strip().splitlines()
+    said = said.format(port=url.rsplit(":", 1)[1])
     assert len(lines) == 1 and said in lines[0].lower(), refused.stderr
 
 

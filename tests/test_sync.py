@@ -15,6 +15,7 @@ from cogr_search.cli.main import cli
 from cogr_search.data import Item
 from cogr_search.errors import CogrError, InputError
 from cogr_search.keywords import MAX_TERM_BYTES
+from cogr_search.cluster import title_pipeline
 from cogr_search.cluster.client import Cluster
 from cogr_search.cluster.documents import item_keywords
 from cogr_search.cluster.indices import alias_target, shape_of, versions, write_blocked
@@ -194,6 +195,28 @@ def test_a_write_just_before_the_freeze_reaches_the_new_version(cluster, index_n
     assert result.caught_up == 1 and not write_blocked(cluster, source)
 
 
+def _title_pipeline_runs(cluster) -> int:
+    found = cluster.client.nodes.stats(metric="ingest", filter_path=f"nodes.*.ingest.pipelines.{title_pipeline.PIPELINE}.count")
+    return sum(n["ingest"]["pipelines"][title_pipeline.PIPELINE]["count"] for n in found.get("nodes", {}).values())
+
+
+def test_the_copy_skips_the_title_pipeline_that_later_writes_run(opensearch_cluster, index_name):
+    """The copy's documents already carry what the title pipeline writes (Python builds
+    them): sending them through it only cost indexing speed. Writes after the swap run it.
+    (OpenSearch: the local Elasticsearch node cannot run the pipeline at all.)"""
+    cluster = opensearch_cluster
+    _ingest(cluster, index_name)
+    before = _title_pipeline_runs(cluster)
+
+    result = sync_keywords(cluster, index_name, {i: ["k"] for i in ITEMS}, 1, "m", progress=False)
+
+    assert _title_pipeline_runs(cluster) == before and result.documents == len(ITEMS)
+    assert all(doc["id"] == doc_id and doc["cogr_keywords"][0] == "k" for doc_id, doc in _docs(cluster, result.index).items())
+    cluster.client.index(index=index_name, id="new", body={"title": "New Lamp"}, refresh=True)
+    assert _title_pipeline_runs(cluster) == before + 1
+    assert cluster.client.get(index=index_name, id="new")["_source"]["cogr_keywords"] == ["new lamp"]
+
+
 def test_crash_after_verify_before_swap_is_swapped_by_the_rerun(cluster, index_name, monkeypatch):
     source = _ingest(cluster, index_name)
     keywords = {i: ["k"] for i in ITEMS}
@@ -278,7 +301,7 @@ def test_sync_command_refuses_in_one_line_and_takes_defaults_from_the_config(clu
     assert "are refused for the final catch-up and the swap" in done.stderr
 
     help_text = runner.invoke(cli, ["sync", "--help"]).output
-    for name in ("keep", "k_max", "missing", "chunk_size"):
+    for name in ("keep", "k_max", "missing", "chunk_size", "in_flight"):
         assert f"default: {SyncConfig.model_fields[name].default}" in help_text.replace("\n", " ").replace("  ", " ")
 
 
@@ -307,6 +330,25 @@ def test_scans_and_bulk_writes_retry_transient_failures(cluster, index_name, fla
     assert result.documents == 3 and alias_target(cluster, index_name) == result.index != source
     failed = json.loads(urllib.request.urlopen(f"{flaky_url}/__failed", timeout=10).read())
     assert failed == {"_search": 2, "_bulk": 2}
+
+
+def test_bulk_writes_with_requests_in_flight_count_every_chunk_and_failure(cluster, index_name):
+    """The copy's bulk loop with several requests at once: chunks complete in any order,
+    and still every document is written or reported, and every chunk seen once."""
+    from cogr_search.cluster.bulk import bulk_write
+
+    index = f"{index_name}-r0-1"
+    cluster.client.indices.create(index=index, body={"mappings": {"dynamic": "strict", "properties": {"id": {"type": "keyword"}}}})
+    docs = [{"id": f"d{n}", **({"extra": 1} if n == 777 else {})} for n in range(1000)]
+    chunks: list[int] = []
+
+    result = bulk_write(cluster, ({"_index": index, "_id": d["id"], "_source": d} for d in docs), chunk_size=50,
+                        on_chunk=lambda chunk: chunks.append(chunk.sent), in_flight=4)
+
+    assert (result.created, [f.id for f in result.failures]) == (999, ["d777"])
+    assert chunks == [50] * 20
+    cluster.client.indices.refresh(index=index)
+    assert cluster.client.count(index=index)["count"] == 999
 
 
 def test_a_version_created_behind_a_lost_answer_is_accepted_on_retry(cluster, cluster_url, index_name):

@@ -218,10 +218,11 @@ def test_one_sync_per_alias_and_status_names_the_holder(cluster: Cluster, cluste
 
 
 def test_deletes_are_found_by_counts_per_id_range(cluster: Cluster, index_name: str) -> None:
-    """The freeze's delete check: a full id comparison once (which also yields the range
-    boundaries), then only the ranges whose counts differ; both equal the true difference."""
+    """The delete check: boundaries from the copied ids (no request), then per-range counts
+    of source and copy, ids compared only where they differ; the true difference for any
+    boundaries, the same ones or none at all (one range)."""
     from cogr_search.cluster.bulk import bulk_write
-    from cogr_search.cluster.changes import BUCKET, extra_ids, extra_ids_since
+    from cogr_search.cluster.changes import BUCKET, extra_ids, id_boundaries
 
     ids = [f"d{n:05d}" for n in range(int(BUCKET * 2.5))]
     source, target = f"{index_name}-r0-1", f"{index_name}-r0-2"
@@ -233,7 +234,9 @@ def test_deletes_are_found_by_counts_per_id_range(cluster: Cluster, index_name: 
         cluster.client.delete(index=source, id=doc_id)
     cluster.client.indices.refresh(index=f"{index_name}-r0-*")
 
-    full = extra_ids(cluster, target, source)
-    assert set(full.extra) == gone and full.boundaries == [ids[BUCKET - 1], ids[2 * BUCKET - 1]]
-    assert set(extra_ids_since(cluster, target, source, full.boundaries)) == gone
-    assert extra_ids_since(cluster, target, target, full.boundaries) == []
+    boundaries = id_boundaries(reversed(ids))
+    assert boundaries == [ids[BUCKET - 1], ids[2 * BUCKET - 1]]
+    assert set(extra_ids(cluster, target, source, boundaries)) == gone
+    assert set(extra_ids(cluster, target, source, [])) == gone
+    assert set(extra_ids(cluster, target, source, [ids[7], ids[1500]])) == gone
+    assert extra_ids(cluster, target, target, boundaries) == []

@@ -24,6 +24,7 @@ from cogr_search.bench.search import percentile
 from cogr_search.data import load_dataset
 from cogr_search.errors import CogrError
 from cogr_search.metrics import f1
+from cogr_search.progress import progress_bar
 from cogr_search.runs.keyword_files import read_keyword_file
 from cogr_search.runs.run_dir import RunDir, read_json
 from cogr_search.shadow.index import ItemIndex
@@ -46,18 +47,20 @@ def _macro_f1(view: QueryView) -> tuple[float, int]:
     return (sum(scored) / len(scored) if scored else 0.0), len(scored)
 
 
-def _timed(calls: Sequence, repeats: int) -> list[float]:
+def _timed(calls: Sequence, repeats: int, desc: str, progress: bool) -> list[float]:
     out = []
-    for _ in range(repeats):
-        for call in calls:
-            started = time.perf_counter()
-            call()
-            out.append((time.perf_counter() - started) * 1000.0)
+    with progress_bar(repeats * len(calls), desc, "call", progress) as bar:
+        for _ in range(repeats):
+            for call in calls:
+                started = time.perf_counter()
+                call()
+                out.append((time.perf_counter() - started) * 1000.0)
+                bar.update(1)
     return out
 
 
 def run(run_name: str, round_: int | None = None, *, runs_dir: Path | None = None, split: str = "val",
-        repeats: int = 5, llm_samples: int = 5, catalog: Path | None = None) -> dict:
+        repeats: int = 5, llm_samples: int = 5, catalog: Path | None = None, progress: bool = False) -> dict:
     from cogr_search.generators.students.distill import students_folder
     from cogr_search.serve.expander import StudentExpander
 
@@ -78,7 +81,8 @@ def run(run_name: str, round_: int | None = None, *, runs_dir: Path | None = Non
     student.expand_queries(list(texts.values())[:5])  # first calls: code paths warm
 
     query_student = student.students.sides["query"]
-    latencies = _timed([lambda t=t: query_student.keywords(t) for t in texts.values()], repeats)
+    latencies = _timed([lambda t=t: query_student.keywords(t) for t in texts.values()], repeats,
+                       "bench expand: student", progress)
 
     items = list((load_dataset(catalog) if catalog is not None else dataset).items.values())
     started = time.perf_counter()
@@ -97,7 +101,7 @@ def run(run_name: str, round_: int | None = None, *, runs_dir: Path | None = Non
     no_keywords_f1, _ = _macro_f1(QueryView.build({q: [] for q in texts}, texts, item_index, relevant, spec.k_max))
     sizes = {q: len(k) for q, k in student_keywords.items()}
 
-    llm = _llm_cold(run_dir, spec.round, list(texts.values())[:llm_samples]) if llm_samples > 0 else None
+    llm = _llm_cold(run_dir, spec.round, list(texts.values())[:llm_samples], progress) if llm_samples > 0 else None
     folder = students_folder(run_dir, spec.round)
     result = {
         "run": run_dir.name, "round": spec.round, "split": split, "queries": len(texts), "queries_scored": scored,
@@ -123,7 +127,7 @@ def run(run_name: str, round_: int | None = None, *, runs_dir: Path | None = Non
     return result
 
 
-def _llm_cold(run_dir: RunDir, round_: int, texts: list[str]) -> dict:
+def _llm_cold(run_dir: RunDir, round_: int, texts: list[str], progress: bool) -> dict:
     """The LLM query generator's first expansion of each text, one at a time (no cache)."""
     if not run_dir.checkpoint_path(round_, "query").is_dir():
         return {"llm_cold_p50_ms": None, "llm_note": "the round has no query checkpoint"}
@@ -133,7 +137,7 @@ def _llm_cold(run_dir: RunDir, round_: int, texts: list[str]) -> dict:
     llm = RunExpander(run_dir.root, round_, sides=("query",), batch_size=1)
     load_s = time.perf_counter() - started
     try:
-        latencies = _timed([lambda t=t: llm.expand_queries([t]) for t in texts], 1)
+        latencies = _timed([lambda t=t: llm.expand_queries([t]) for t in texts], 1, "bench expand: LLM", progress)
     finally:
         llm.close()
     return {"llm_cold_p50_ms": percentile(latencies, 50), "llm_cold_samples": len(latencies),

@@ -33,10 +33,12 @@ CHUNK = 500
 Doc = tuple[str, dict]
 
 
-def fresh_index(cluster: Cluster, name: str) -> None:
-    """An index with the item mapping, refresh off while loading (as bulk loaders do)."""
+def fresh_index(cluster: Cluster, name: str, replicas: int | None = None) -> None:
+    """An index with the item mapping (``replicas``: the mapping file's count unless given),
+    refresh off while loading (as bulk loaders do)."""
     cluster.call(cluster.client.indices.delete, index=name, ignore_unavailable=True)
-    cluster.call(cluster.client.indices.create, index=name, body=index_body(templates=cluster.settings.mappings_dir, refresh_interval="-1"))
+    body = index_body(None, replicas, templates=cluster.settings.mappings_dir, refresh_interval="-1")
+    cluster.call(cluster.client.indices.create, index=name, body=body)
 
 
 def finish(cluster: Cluster, name: str, expected: int) -> None:
@@ -69,9 +71,9 @@ def _ndjson_chunks(name: str, docs: Sequence[Doc]) -> Iterator[bytes]:
         yield ("\n".join(lines) + "\n").encode()
 
 
-def raw_bulk_rate(url: str, cluster: Cluster, name: str, docs: Sequence[Doc]) -> float:
+def raw_bulk_rate(url: str, cluster: Cluster, name: str, docs: Sequence[Doc], replicas: int | None = None) -> float:
     """Documents per second for raw `_bulk` POSTs over one keep-alive connection."""
-    fresh_index(cluster, name)
+    fresh_index(cluster, name, replicas)
     parts = urlsplit(url)
     conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=120)
     start = time.perf_counter()

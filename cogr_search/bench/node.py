@@ -19,15 +19,23 @@ def free_port() -> int:
 
 
 @contextmanager
-def throwaway_node(port: int | None, heap: str) -> Iterator[local_node.NodeInfo]:
-    """Start a fresh node in a temporary home (port None: a free one), stop it afterwards."""
+def throwaway_node(port: int | None, heap: str, nodes: int = 1) -> Iterator[local_node.NodeInfo]:
+    """Start a fresh node (``nodes`` > 1: a loopback cluster) in a temporary home (port None:
+    free ones), stop it afterwards; the info of its first node."""
+    from cogr_search.localnode import multinode
+
     with tempfile.TemporaryDirectory(prefix="cogr-bench-node-") as home:
-        local_node.ensure_built()
-        info = local_node.start(Path(home), port=port or free_port(), heap=heap)
+        if nodes == 1:
+            info = local_node.start(Path(home), port=port or free_port_run(1), heap=heap)
+        else:
+            info = multinode.start_cluster(Path(home), nodes, port=port or free_port_run(nodes), heap=heap)[0]
         try:
             yield info
         finally:
-            local_node.stop(Path(home))
+            if nodes == 1:
+                local_node.stop(Path(home))
+            else:
+                multinode.stop_cluster(Path(home))
 
 
 def start_times(engine: local_node.Launcher, nodes: int, repeat: int, heap: str) -> dict:
@@ -51,7 +59,7 @@ def start_times(engine: local_node.Launcher, nodes: int, repeat: int, heap: str)
             else:
                 multinode.stop_cluster(Path(home))
             runs.append({"start_s": round(up, 2), "stop_s": round(time.perf_counter() - started - up, 2)})
-    return {"engine": engine.description, "stock": engine.stock, "nodes": nodes, "heap": heap, "runs": runs,
+    return {"engine": engine.description, "nodes": nodes, "heap": heap, "runs": runs,
             "start_s_mean": round(sum(r["start_s"] for r in runs) / len(runs), 2)}
 
 

@@ -28,7 +28,9 @@ from __future__ import annotations
 import os
 import random
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Protocol
 from pathlib import Path
 
 import numpy as np
@@ -93,6 +95,104 @@ def _best_of(passes: int, work) -> tuple[float, float, object]:
     return best
 
 
+@dataclass(frozen=True)
+class KeywordCatalog:
+    """A catalog with n-gram keywords on both sides, and what candidates borrow from."""
+
+    titles: dict[str, str]
+    query_texts: dict[str, str]
+    item_keywords: dict[str, list[str]]
+    query_keywords: dict[str, list[str]]
+    relevant: dict[str, set[str]]
+
+    @classmethod
+    def load(cls, data: Path, k_max: int = DEFAULT_K_MAX) -> "KeywordCatalog":
+        dataset = load_dataset(Path(data))
+        titles = {item_id: item.title for item_id, item in dataset.items.items()}
+        query_texts = {query_id: query.text for query_id, query in dataset.queries.items()}
+        return cls(
+            titles,
+            query_texts,
+            {item_id: ngrams(title, limit=k_max) for item_id, title in titles.items()},
+            {query_id: ngrams(text, limit=k_max) for query_id, text in query_texts.items()},
+            dataset.relevant(),
+        )
+
+    def queries_of_item(self) -> dict[str, list[str]]:
+        out: dict[str, list[str]] = {}
+        for query_id, items in self.relevant.items():
+            for item_id in items:
+                out.setdefault(item_id, []).append(query_id)
+        return out
+
+
+Batches = list[tuple[str, list[list[str]]]]
+
+
+def query_batches(catalog: KeywordCatalog, rng: random.Random, groups: int, group: int) -> Batches:
+    """GRPO groups for random queries with relevant items."""
+    relevant, item_ids = catalog.relevant, list(catalog.titles)
+    scored = [q for q in catalog.query_texts if q in relevant]
+    batches = []
+    for _ in range(groups):
+        query_id = rng.choice(scored)
+        donors = [catalog.item_keywords[i] for i in rng.sample(sorted(relevant[query_id]), min(2, len(relevant[query_id])))]
+        donors.append(catalog.item_keywords[rng.choice(item_ids)])
+        batches.append((query_id, [_perturb(catalog.query_keywords[query_id], donors, rng, 15) for _ in range(group)]))
+    return batches
+
+
+def item_batches(catalog: KeywordCatalog, rng: random.Random, groups: int, group: int) -> Batches:
+    """GRPO groups for random items, half of them items with labelled queries."""
+    queries_of_item, item_ids = catalog.queries_of_item(), list(catalog.titles)
+    labelled = sorted(queries_of_item)
+    batches = []
+    for n in range(groups):
+        item_id = rng.choice(labelled) if n % 2 == 0 else rng.choice(item_ids)
+        donors = [catalog.query_keywords[q] for q in queries_of_item.get(item_id, [])[:2]]
+        donors.append(catalog.item_keywords[rng.choice(item_ids)])
+        batches.append((item_id, [_perturb(catalog.item_keywords[item_id], donors, rng, 20) for _ in range(group)]))
+    return batches
+
+
+ITEM_BATCH_GROUPS = 8
+"""Groups (items) per call in the batched item timing, as a trainer batch arrives."""
+
+
+def time_rewards(view: QueryView, q_batches: Batches, i_batches: Batches, passes: int) -> dict:
+    """CPU and wall seconds of both sides' rewards over the batches, and the rewards."""
+    query_cpu, query_wall, _ = _best_of(passes, lambda: [view.query_rewards(q, c) for q, c in q_batches])
+    item_cpu, item_wall, rewards = _best_of(passes, lambda: [view.item_rewards(i, c) for i, c in i_batches])
+    per_call = ITEM_BATCH_GROUPS
+    mixed = [
+        ([item_id for item_id, group_lists in i_batches[n : n + per_call] for _ in group_lists],
+         [keywords for _, group_lists in i_batches[n : n + per_call] for keywords in group_lists])
+        for n in range(0, len(i_batches), per_call)
+    ]
+    mixed_cpu, _, mixed_rewards = _best_of(passes, lambda: [view.item_rewards(ids, lists) for ids, lists in mixed])
+    batched_diff = float(np.max(np.abs(np.concatenate(mixed_rewards) - np.concatenate(rewards)), initial=0.0))
+    return {
+        "query_cpu": query_cpu, "query_wall": query_wall, "item_cpu": item_cpu, "item_wall": item_wall,
+        "mixed_cpu": mixed_cpu, "rewards": rewards, "batched_diff": batched_diff,
+    }
+
+
+class KeywordSets(Protocol):
+    """A catalog's titles, query texts, keyword sets on both sides and labels."""
+
+    titles: Mapping[str, str]
+    query_texts: Mapping[str, str]
+    item_keywords: Mapping[str, Sequence[str]]
+    query_keywords: Mapping[str, Sequence[str]]
+    relevant: Mapping[str, set[str]]
+
+
+def build_views(catalog: KeywordSets, k_max: int) -> tuple[ItemIndex, QueryView]:
+    item_index = ItemIndex.build(catalog.item_keywords, catalog.titles, k_max=k_max)
+    view = QueryView.build(catalog.query_keywords, catalog.query_texts, item_index, catalog.relevant, k_max=k_max)
+    return item_index, view
+
+
 def run(
     data: Path,
     group: int = 8,
@@ -105,62 +205,20 @@ def run(
 ) -> dict:
     """Build the views over DATA and time rewards; returns the figures and settings."""
     rng = random.Random(seed)
-    dataset = load_dataset(Path(data))
-    relevant = dataset.relevant()
-    titles = {item_id: item.title for item_id, item in dataset.items.items()}
-    query_texts = {query_id: query.text for query_id, query in dataset.queries.items()}
-    item_keywords = {item_id: ngrams(title, limit=k_max) for item_id, title in titles.items()}
-    query_keywords = {query_id: ngrams(text, limit=k_max) for query_id, text in query_texts.items()}
-
-    def build() -> tuple[ItemIndex, QueryView]:
-        item_index = ItemIndex.build(item_keywords, titles, k_max=k_max)
-        return item_index, QueryView.build(query_keywords, query_texts, item_index, relevant, k_max=k_max)
-
-    build_cpu, build_wall, (item_index, view) = _best_of(1, build)
-
-    item_ids = list(titles)
-    queries_of_item: dict[str, list[str]] = {}
-    for query_id, items in relevant.items():
-        for item_id in items:
-            queries_of_item.setdefault(item_id, []).append(query_id)
-
-    # query side: GRPO groups for random queries with relevant items
-    scored_queries = [q for q in query_texts if q in relevant]
-    q_batches = []
-    for _ in range(query_groups):
-        query_id = rng.choice(scored_queries)
-        donors = [item_keywords[i] for i in rng.sample(sorted(relevant[query_id]), min(2, len(relevant[query_id])))]
-        donors.append(item_keywords[rng.choice(item_ids)])
-        q_batches.append((query_id, [_perturb(query_keywords[query_id], donors, rng, 15) for _ in range(group)]))
-    query_cpu, query_wall, _ = _best_of(passes, lambda: [view.query_rewards(q, c) for q, c in q_batches])
-
-    # item side: GRPO groups for random items (half of them with labelled queries)
-    labelled = sorted(queries_of_item)
-    i_batches = []
-    for n in range(item_groups):
-        item_id = rng.choice(labelled) if n % 2 == 0 else rng.choice(item_ids)
-        donors = [query_keywords[q] for q in queries_of_item.get(item_id, [])[:2]]
-        donors.append(item_keywords[rng.choice(item_ids)])
-        i_batches.append((item_id, [_perturb(item_keywords[item_id], donors, rng, 20) for _ in range(group)]))
-    item_cpu, item_wall, rewards = _best_of(passes, lambda: [view.item_rewards(i, c) for i, c in i_batches])
-
-    # the same rollouts as trl hands them over: several groups (items) per call
-    per_call = 8
-    mixed = [
-        ([item_id for item_id, group_lists in i_batches[n : n + per_call] for _ in group_lists],
-         [keywords for _, group_lists in i_batches[n : n + per_call] for keywords in group_lists])
-        for n in range(0, len(i_batches), per_call)
-    ]
-    mixed_cpu, _, mixed_rewards = _best_of(passes, lambda: [view.item_rewards(ids, lists) for ids, lists in mixed])
-    batched_diff = float(np.max(np.abs(np.concatenate(mixed_rewards) - np.concatenate(rewards)), initial=0.0))
+    catalog = KeywordCatalog.load(data, k_max)
+    build_cpu, build_wall, (item_index, view) = _best_of(1, lambda: build_views(catalog, k_max))
+    q_batches = query_batches(catalog, rng, query_groups, group)
+    i_batches = item_batches(catalog, rng, item_groups, group)
+    timed = time_rewards(view, q_batches, i_batches, passes)
+    rewards = timed["rewards"]
 
     # naive: rebuild + rerun everything, on a few of the same candidates
     samples = [(i_batches[n][0], i_batches[n][1][0], rewards[n][0]) for n in range(min(naive_samples, len(i_batches)))]
     naive_cpu, naive_wall, naive = _best_of(1, lambda: [view.naive_item_reward(i, c) for i, c, _ in samples])
-    max_abs_diff = max([abs(a - c) for a, (_, _, c) in zip(naive, samples)] + [batched_diff])
+    max_abs_diff = max([abs(a - c) for a, (_, _, c) in zip(naive, samples)] + [timed["batched_diff"]])
 
     n_query, n_item = query_groups * group, item_groups * group
-    item_rate = _rate(n_item, item_cpu)
+    item_rate = _rate(n_item, timed["item_cpu"])
     naive_rate = _rate(len(samples), naive_cpu)
     all_rewards = np.concatenate(rewards) if rewards else np.zeros(0)
     memory = item_index.memory_bytes() + view.memory_bytes()
@@ -178,13 +236,13 @@ def run(
         "build_wall_s": round(build_wall, 3),
         "memory_mib": round(memory / 2**20, 1),
         "query_rewards": n_query,
-        "query_rewards_per_s": round(_rate(n_query, query_cpu)),
-        "query_rewards_wall_per_s": round(_rate(n_query, query_wall)),
+        "query_rewards_per_s": round(_rate(n_query, timed["query_cpu"])),
+        "query_rewards_wall_per_s": round(_rate(n_query, timed["query_wall"])),
         "item_rewards": n_item,
         "item_rewards_per_s": round(item_rate),
-        "item_rewards_wall_per_s": round(_rate(n_item, item_wall)),
-        "item_batch_groups": per_call,
-        "item_rewards_batched_per_s": round(_rate(n_item, mixed_cpu)),
+        "item_rewards_wall_per_s": round(_rate(n_item, timed["item_wall"])),
+        "item_batch_groups": ITEM_BATCH_GROUPS,
+        "item_rewards_batched_per_s": round(_rate(n_item, timed["mixed_cpu"])),
         "item_rewards_nonzero": round(float(np.mean(all_rewards != 0)), 3) if len(all_rewards) else 0.0,
         "naive_samples": len(samples),
         "naive_item_rewards_per_s": round(naive_rate, 3),

@@ -17,18 +17,20 @@ from pathlib import Path
 from cogr_search.bench.step_timer import step_seconds, step_timer
 from cogr_search.generators.threads import configure_torch_threads
 from cogr_search.runs.config import GRPOSideConfig, Phase2Config
+from cogr_search.progress import progress_bar
 from cogr_search.runs.run_dir import RunDir
 from cogr_search.training.checkpoints import bf16_training
 
 
-def _measure_side(ctx, side: str, config: GRPOSideConfig, out: Path) -> dict:  # noqa: ANN001 - phase2 context
+def _measure_side(ctx, side: str, config: GRPOSideConfig, out: Path, progress: bool) -> dict:  # noqa: ANN001
     from cogr_search.training.grpo import train_grpo
     from cogr_search.training.phase2 import item_side, query_side
 
     # round 1 of the run: the query side against round 0's items, the item side against
     # round 0's query keywords (standing in for the ones round 1's query phase would write)
     rows, reward = query_side(ctx, 1) if side == "query" else item_side(ctx, 1, query_round=0)
-    timer = step_timer()
+    bar = progress_bar(config.max_steps, f"bench rl: {side} side", "step", progress)
+    timer = step_timer(bar)
     reward_marks: list[float] = []
     inner = reward.__call__
 
@@ -40,6 +42,7 @@ def _measure_side(ctx, side: str, config: GRPOSideConfig, out: Path) -> dict:  #
     timed_reward.__name__ = reward.__name__
     trained = train_grpo(ctx.run.checkpoint_path(0, side), rows, timed_reward, out / side, config, progress=False,
                          callbacks=[timer])
+    bar.close()
     measured = step_seconds(timer)
     reward_seconds = (reward_marks[-1] - reward_marks[0]) if len(reward_marks) > 1 else reward.seconds
     completions_per_step = config.prompts_per_step * config.num_generations * config.gradient_accumulation_steps
@@ -56,7 +59,7 @@ def _measure_side(ctx, side: str, config: GRPOSideConfig, out: Path) -> dict:  #
     }
 
 
-def run(run_name: str, runs_dir: Path | None, steps: int, config: GRPOSideConfig) -> dict:
+def run(run_name: str, runs_dir: Path | None, steps: int, config: GRPOSideConfig, progress: bool = False) -> dict:
     """GRPO speed of both sides on the run's data (round 1 against the round-0 indexes)."""
     from cogr_search.training.phase2 import open_context
 
@@ -66,7 +69,7 @@ def run(run_name: str, runs_dir: Path | None, steps: int, config: GRPOSideConfig
     side_config = config.model_copy(update={"max_steps": steps, "save_steps": 10_000})
     ctx = open_context(run_dir, Phase2Config(query=side_config, item=side_config))
     with tempfile.TemporaryDirectory(prefix="cogr-bench-rl-") as tmp:
-        result = {side: _measure_side(ctx, side, side_config, Path(tmp)) for side in ("query", "item")}
+        result = {side: _measure_side(ctx, side, side_config, Path(tmp), progress) for side in ("query", "item")}
     return {
         "run": str(run_dir.root),
         "threads": threads,

@@ -16,11 +16,13 @@ from pathlib import Path
 
 from cogr_search.bench.step_timer import step_seconds, step_timer
 from cogr_search.generators.threads import configure_torch_threads
+from cogr_search.progress import progress_bar
 from cogr_search.runs.run_dir import RunDir
 from cogr_search.training.checkpoints import bf16_training
 
 
-def run(run_name: str, runs_dir: Path | None, side: str, steps: int, precisions: Sequence[str]) -> dict:
+def run(run_name: str, runs_dir: Path | None, side: str, steps: int, precisions: Sequence[str],
+        progress: bool = False) -> dict:
     """Median SFT step seconds of `side` per precision pass, and each pass over the first."""
     from cogr_search.training.phase1 import sft_examples
     from cogr_search.training.sft import train_sft
@@ -35,9 +37,12 @@ def run(run_name: str, runs_dir: Path | None, side: str, steps: int, precisions:
             sft = config.sft.model_copy(
                 update={"max_steps": steps, "save_steps": 10_000, "logging_steps": 1, "precision": precision}
             )
-            timer = step_timer()
+            bar = progress_bar(steps, f"bench sft: {precision} pass {number + 1} of {len(precisions)}", "step",
+                               progress)
+            timer = step_timer(bar)
             result = train_sft(Path(config.model), examples, Path(tmp) / f"{side}-{number}", sft, progress=False,
                                callbacks=[timer])
+            bar.close()
             measured = step_seconds(timer)
             passes.append({
                 "precision": precision,

@@ -5,9 +5,11 @@ from __future__ import annotations
 import time
 
 
-def step_timer():  # noqa: ANN201 - a transformers TrainerCallback
+def step_timer(bar: object | None = None):  # noqa: ANN201 - a transformers TrainerCallback
     """A callback that marks the wall clock at training start and at every step end;
-    `step_seconds(timer)` turns the marks into per-step seconds."""
+    `step_seconds(timer)` turns the marks into per-step seconds. `bar` (a `progress_bar`)
+    advances one step at each mark, so a bench shows progress in the project's style
+    rather than the trainer's own bar."""
     from transformers import TrainerCallback
 
     class StepTimer(TrainerCallback):
@@ -19,6 +21,8 @@ def step_timer():  # noqa: ANN201 - a transformers TrainerCallback
 
         def on_step_end(self, args, state, control, **kwargs):  # noqa: ANN001, ANN201
             self.marks.append(time.perf_counter())
+            if bar is not None:
+                bar.update(1)  # type: ignore[attr-defined]
 
     return StepTimer()
 

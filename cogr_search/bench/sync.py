@@ -86,17 +86,24 @@ class Writer(threading.Thread):
 
 
 def run(data: Path, settings: Settings, port: int | None, heap: str, max_items: int | None, config: SyncConfig,
-        n_copies: int = 1, write_rate: float = 20.0, raw: bool = True) -> dict:
-    """Start a fresh node, ingest, sync twice with a writer running; return the figures."""
+        n_copies: int = 1, write_rate: float = 20.0, raw: bool = True, nodes: int = 1) -> dict:
+    """Start a fresh node (or ``nodes``-node cluster, where every index gets one replica),
+    ingest, sync twice with a writer running; return the figures."""
     items = copies(list(load_dataset(data).items.values())[:max_items], n_copies)
     keywords = {item.id: ngrams(item.title, limit=config.k_max) for item in items}
-    with throwaway_node(port, heap) as info:
+    replicas = 1 if nodes > 1 else 0
+    with throwaway_node(port, heap, nodes) as info:
         cluster = Cluster(settings, info.url)
         ingest = ingest_items(cluster, ALIAS, items, total=len(items), progress=False)
         if ingest.failed:
             raise CogrError(f"bench sync: {ingest.failed} items failed to ingest ({ingest.failures[0]})")
+        if replicas:  # the syncs copy the source's shape, replicas included
+            cluster.call(cluster.client.indices.put_settings, index=ingest.index,
+                         body={"index": {"number_of_replicas": replicas}})
+            cluster.call(cluster.client.cluster.health, index=ingest.index,
+                         params={"wait_for_status": "green", "timeout": "300s"}, request_timeout=310)
         docs = _raw_docs(items, keywords, config) if raw else []
-        raws = [raw_bulk_rate(info.url, cluster, "bench-raw-bulk", docs)] if raw else []
+        raws = [raw_bulk_rate(info.url, cluster, "bench-raw-bulk", docs, replicas)] if raw else []
         syncs: list[dict] = []
         ops = 0
         for round_ in (1, 2):
@@ -114,17 +121,21 @@ def run(data: Path, settings: Settings, port: int | None, heap: str, max_items: 
                           "docs_per_s": round(result.documents / result.seconds, 1), "caught_up": result.caught_up,
                           "deleted": result.deleted_documents, "writer_ops": writer.ops if writer else 0,
                           "writer_refusals": writer.refusals if writer else 0,
-                          "writer_max_refused_s": round(writer.max_refused_s, 3) if writer else 0.0})
+                          "writer_max_refused_s": round(writer.max_refused_s, 3) if writer else 0.0,
+                          "phase_s": result.as_dict()["phase_s"]})
             prune_versions(cluster, ALIAS, keep=1)
         if raw:
-            raws.append(raw_bulk_rate(info.url, cluster, "bench-raw-bulk", docs))
+            raws.append(raw_bulk_rate(info.url, cluster, "bench-raw-bulk", docs, replicas))
     figures = {
         "data": str(data),
         "docs": len(items),
         "copies": n_copies,
         "chunk_size": config.chunk_size,
+        "in_flight": config.in_flight,
         "write_rate": write_rate,
         "heap": heap,
+        "nodes": nodes,
+        "replicas": replicas,
         "node_start_s": round(info.start_seconds, 2),
         "sync_s": round(statistics.mean(s["sync_s"] for s in syncs), 2),
         "freeze_s": max(s["freeze_s"] for s in syncs),

@@ -12,6 +12,7 @@ import click
 
 from cogr_search.cli.config_flags import ConfigFlags, config_flags, flag
 from cogr_search.cli.options import emit_json, json_output, opensearch_url, runs_dir, settings_from
+from cogr_search.progress import progress_wanted
 from cogr_search.cluster.sync_config import SyncConfig
 
 
@@ -68,22 +69,25 @@ def node_bench(engine: str, line: str | None, nodes: int, repeat: int, heap: str
 @port_option
 @heap_option
 @max_items_option
-@config_flags(SyncConfig, [flag("--chunk-size", "chunk_size")], config_file=False)
+@config_flags(SyncConfig, [flag("--chunk-size", "chunk_size"), flag("--in-flight", "in_flight")], config_file=False)
 @click.option("--copies", type=click.IntRange(min=1), default=1, show_default=True,
               help="Ingest the catalog N times (the same items under new ids), to see what grows with its size.")
 @click.option("--write-rate", type=click.FloatRange(min=0), default=20.0, show_default=True,
               help="Writes a second through the alias during each sync (index, overwrite, delete in turn; 0: none).")
 @click.option("--raw/--no-raw", default=True, show_default=True, help="Also time raw _bulk of the same documents.")
+@click.option("--nodes", type=click.IntRange(min=1, max=9), default=1, show_default=True,
+              help="On a fresh loopback cluster of this many nodes, every index (raw too) with one replica.")
 @json_output
 def sync_bench(data: Path, port: int | None, heap: str, max_items: int | None, config_flags: ConfigFlags, copies: int,
-               write_rate: float, raw: bool, as_json: bool) -> None:
+               write_rate: float, raw: bool, nodes: int, as_json: bool) -> None:
     """Sync DATA's catalog on a fresh node while an app writes: sync_s, freeze_s, and raw _bulk for scale.
 
     Items the writer adds get their title keyword (--missing title-only)."""
     from cogr_search.bench import sync
 
     result = sync.run(data, settings_from(), port=port, heap=heap, max_items=max_items,
-                      config=config_flags.build(missing="title-only"), n_copies=copies, write_rate=write_rate, raw=raw)
+                      config=config_flags.build(missing="title-only"), n_copies=copies, write_rate=write_rate, raw=raw,
+                      nodes=nodes)
     _print(result, as_json)
 
 
@@ -107,7 +111,7 @@ def expand_bench(run_name: str, round_: int | None, runs_dir: Path | None, split
     from cogr_search.bench import expand
 
     _print(expand.run(run_name, round_, runs_dir=runs_dir, split=split, repeats=repeats, llm_samples=llm_samples,
-                      catalog=catalog), as_json)
+                      catalog=catalog, progress=progress_wanted(as_json)), as_json)
 
 
 def _print(result: dict, as_json: bool) -> None:
@@ -134,15 +138,58 @@ def _print(result: dict, as_json: bool) -> None:
               help="Item rewards recomputed naively (rebuild + rerun all queries).")
 @click.option("--passes", type=click.IntRange(min=1), default=3, show_default=True, help="Timed passes; the best counts.")
 @click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--scale", is_flag=True,
+              help="Sweep catalog sizes (copies of DATA): build time, RSS and reward rates per size.")
+@click.option("--scale-items", default="55000,220000,1000000,4000000", show_default=True,
+              help="With --scale: comma-separated item counts.")
+@click.option("--vocabulary", type=click.Choice(["per-copy", "shared"]), default="per-copy", show_default=True,
+              help="With --scale: copies get their own keywords (postings keep their length) or share them.")
+@click.option("--max-rss-gib", type=click.FloatRange(min=0.1), default=8.0, show_default=True,
+              help="With --scale: stop the sweep when the measuring process passes this resident memory.")
 @json_output
-def rewards_bench(data: Path, group: int, groups: int, naive_samples: int, passes: int, seed: int, as_json: bool) -> None:
+def rewards_bench(data: Path, group: int, groups: int, naive_samples: int, passes: int, seed: int, scale: bool,
+                  scale_items: str, vocabulary: str, max_rss_gib: float, as_json: bool) -> None:
     """Build the shadow index over DATA (n-gram keywords, no model) and time CoGR rewards."""
-    from cogr_search.bench import rewards
+    from cogr_search.bench import reward_scale, rewards
 
+    if scale:
+        result = reward_scale.run(data, sizes=_item_counts(scale_items), vocabulary=vocabulary, group=group,
+                                  groups=groups, passes=passes, seed=seed, max_rss_gib=max_rss_gib)
+        _print(result, as_json)
+        if result["stopped"] and "RSS" not in result["stopped"]["reason"]:
+            raise click.ClickException(f"--scale stopped at {result['stopped']['items']} items: "
+                                       f"{result['stopped']['reason']}")
+        return
     result = rewards.run(
         data, group=group, query_groups=groups, item_groups=groups, naive_samples=naive_samples, passes=passes, seed=seed
     )
     _print(result, as_json)
+
+
+def _item_counts(text: str) -> list[int]:
+    """`55000,220000` -> [55000, 220000]; a bad entry is a usage error naming it."""
+    counts = []
+    for part in text.split(","):
+        try:
+            count = int(part.strip().replace("_", ""))
+        except ValueError:
+            raise click.BadParameter(f"{part.strip()!r} is not an item count", param_hint="--scale-items") from None
+        if count < 1:
+            raise click.BadParameter(f"{count} is not a positive item count", param_hint="--scale-items")
+        counts.append(count)
+    return counts
+
+
+@bench.command("diversity")
+@click.argument("files", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--threshold", type=click.FloatRange(-1, 1), default=0.9, show_default=True,
+              help="Cosine above which two keywords of a set count as paraphrases.")
+@json_output
+def diversity_bench(files: tuple[Path, ...], threshold: float, as_json: bool) -> None:
+    """Paraphrase share and Vendi diversity of keyword FILES, on the ids they all hold (MiniLM)."""
+    from cogr_search.bench import keyword_diversity
+
+    _print(keyword_diversity.run(list(files), threshold), as_json)
 
 
 @bench.command("generate")
@@ -200,7 +247,7 @@ def rl_bench(run_name: str, runs_dir: Path | None, steps: int, num_generations: 
         lora_layers=lora_layers, precision=precision,
     )
     with contextlib.redirect_stdout(sys.stderr):
-        result = rl.run(run_name, runs_dir, steps, config)
+        result = rl.run(run_name, runs_dir, steps, config, progress=progress_wanted(as_json))
     _print(result, as_json)
 
 
@@ -226,7 +273,7 @@ def sft_bench(run_name: str, runs_dir: Path | None, side: str, steps: int, preci
         raise click.BadParameter(f"expected auto, bf16 or fp32, got {', '.join(unknown) or 'nothing'}",
                                  param_hint="--precision")
     with contextlib.redirect_stdout(sys.stderr):
-        result = sft.run(run_name, runs_dir, side, steps, chosen)
+        result = sft.run(run_name, runs_dir, side, steps, chosen, progress=progress_wanted(as_json))
     _print(result, as_json)
 
 

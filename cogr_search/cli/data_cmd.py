@@ -25,8 +25,14 @@ def subset(source: Path, n_queries: int, seed: int, out: Path, as_json: bool) ->
     from cogr_search.data import load_dataset
     from cogr_search.data.subset import judged_subset, write_beir
 
+    from cogr_search.atomic import check_writable
+    from cogr_search.errors import InputError
+
+    if out.resolve() == source.resolve():
+        raise InputError(f"--out {out}: is SOURCE; the subset would overwrite the data set it is cut from")
     full = load_dataset(source)
     part = judged_subset(full, n_queries, seed)
+    check_writable(out / "corpus.jsonl")
     write_beir(part, out, f"subset of {source.resolve()}: {n_queries} queries (seed {seed}) and every item judged for them")
     summary = {"out": str(out), "name": part.name, "queries": len(part.queries), "items": len(part.items),
                "judged_pairs": sum(len(g) for g in part.labels.values()),

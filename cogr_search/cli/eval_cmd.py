@@ -7,12 +7,12 @@ The protocol lives in `cogr_search.evaluation`, the OpenSearch calls in
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import click
 
 from cogr_search.cli.options import emit_json, json_output, opensearch_url, runs_dir, settings_from
+from cogr_search.progress import progress_wanted, quiet_library_bars
 from cogr_search.data.split import DEFAULT_SEED, DEFAULT_VAL_FRACTION
 from cogr_search.errors import InputError
 
@@ -23,12 +23,17 @@ def _table(result: dict) -> str:
     """The human-readable form of one eval result."""
     s = result["settings"]
     ks = sorted(int(key.split("@")[1]) for key in result if key.startswith("MRR@"))
+    from cogr_search.evaluation.report import method_name
+
     head = (
-        f"{result['method']} on {s['dataset']} (split {s['split']}, {result['queries']} queries scored, "
+        f"{method_name(result)} on {s['dataset']} (split {s['split']}, {result['queries']} queries scored, "
         f"relevant = score >= {s['relevance_threshold']:g})"
     )
     how = f"cutoff {s['cutoff']} ({s['cutoff_source']})" if "cutoff" in s else "full keyword-matched set"
     lines = [head, f"{how}; {result['queries_per_s']} queries/s", ""]
+    if "judged_items_in_index" in result:
+        judged = result["judged_items_in_index"]
+        lines.insert(2, f"judged items in the index: {judged['present']} of {judged['judged']} ({judged['share']:.1%})")
     lines.append(f"{'':<10}{'P':>8}{'R':>8}{'F1':>8}")
     lines.append(f"{'full set':<10}{result['P']:>8.4f}{result['R']:>8.4f}{result['F1']:>8.4f}")
     lines.append("")
@@ -51,16 +56,17 @@ def _require_index(alias: str | None, method: str) -> str:
     return alias
 
 
-def _connect_checked(opensearch_url: str | None, alias: str | None, method: str, n_items: int):
-    """The cluster, after checking the alias exists and holds the catalog."""
+def _connect_checked(opensearch_url: str | None, alias: str | None, method: str, dataset):
+    """The cluster, after checking the alias exists and holds DATA's judged items; and how
+    many of them it holds, for the report."""
     from cogr_search.evaluation.methods import check_index
 
     alias = _require_index(alias, method)
     cluster = _cluster(opensearch_url)
-    warning = check_index(cluster, alias, n_items)
-    if warning:
+    overlap, warnings = check_index(cluster, alias, dataset)
+    for warning in warnings:
         click.echo(f"warning: {warning}", err=True)
-    return cluster, alias
+    return cluster, alias, overlap
 
 
 @click.command("eval")
@@ -119,6 +125,7 @@ def eval_command(
     as_json: bool,
 ) -> None:
     """Score METHOD on DATA's labelled queries: P, R, F1, MRR/NDCG/P/R/F1 @ 10, 100, 1000."""
+    quiet_library_bars(as_json)
     from cogr_search.data import choose_split, load_dataset
 
     runs_dir = runs_dir or settings_from().runs_dir
@@ -132,7 +139,9 @@ def eval_command(
     if run is not None and (val_fraction is not None or seed is not None):
         raise InputError("--val-fraction and --seed do not apply with --run: the run's own split.json is used")
     if out is not None:
-        out.parent.mkdir(parents=True, exist_ok=True)  # fail before the evaluation, not after it
+        from cogr_search.atomic import check_writable
+
+        check_writable(out)  # fail before the evaluation, not after it
     dataset = load_dataset(data, relevance_threshold=relevance_threshold)
     for note in dataset.notes:
         click.echo(f"note: {note}", err=True)
@@ -149,21 +158,21 @@ def eval_command(
     tune_set = load_dataset(tune_on, relevance_threshold=relevance_threshold) if tune_on else None
     if tune_set is not None:
         tune_set.require_threshold()
-    progress = sys.stderr.isatty()
+    progress = progress_wanted(as_json)
 
-    n_items = len(chosen.evaluate.items)
+    overlap = None
     if method == "dense":
         cache = settings_from().home / "cache" / "dense"
         result = methods.evaluate_dense(chosen, cache, tune_set, cutoff, depth, batch_size, progress)
     elif method == "bm25":
-        cluster, alias = _connect_checked(opensearch_url, alias, method, n_items)
+        cluster, alias, overlap = _connect_checked(opensearch_url, alias, method, chosen.evaluate)
         field_list = [f.strip() for f in fields.split(",") if f.strip()]
         result = methods.evaluate_bm25(cluster, alias, chosen, tune_set, cutoff, depth, field_list, batch_size, progress)
     elif method == "hybrid":
-        cluster, alias = _connect_checked(opensearch_url, alias, method, n_items)
+        cluster, alias, overlap = _connect_checked(opensearch_url, alias, method, chosen.evaluate)
         result = methods.evaluate_hybrid(cluster, alias, chosen, tune_set, cutoff, depth, batch_size, progress)
     else:
-        cluster, alias = _connect_checked(opensearch_url, alias, method, n_items)
+        cluster, alias, overlap = _connect_checked(opensearch_url, alias, method, chosen.evaluate)
         if query_keywords is None:
             cache = settings_from().home / "cache" / "eval-keywords"
             result = methods.evaluate_cogr_run(
@@ -176,6 +185,8 @@ def eval_command(
             extra = {"run": run} if run is not None else {}
             result = evaluate_cogr(cluster, alias, chosen, query_keywords, backend, depth, batch_size, progress, extra)
 
+    if overlap is not None:
+        result["judged_items_in_index"] = overlap
     if out is not None:
         from cogr_search.atomic import atomic_open
 

@@ -10,6 +10,7 @@ from pathlib import Path
 import click
 
 from cogr_search.cli.options import context_index, emit_json, json_output, live_context, opensearch_url, runs_dir
+from cogr_search.progress import progress_bar, progress_wanted, quiet_library_bars
 
 EXPANDER_HELP = "auto: the round's students when it has them (train distill), else the LLM generators."
 
@@ -37,6 +38,7 @@ def expand(text: str | None, query_file: Path | None, out_file: Path | None, run
            opensearch_url: str | None, as_json: bool) -> None:
     """Print the query expander's keywords for TEXT (truncated to the run's k_max), or
     write those of every query in --file to --out."""
+    quiet_library_bars(as_json)
     from cogr_search.errors import InputError
     from cogr_search.runs.run_dir import RunDir
     from cogr_search.serve.expander import open_expander
@@ -48,13 +50,22 @@ def expand(text: str | None, query_file: Path | None, out_file: Path | None, run
         raise InputError("expand: the query text is empty")
     elif out_file is not None:
         raise InputError("expand --out: only with --file")
+    queries = None
+    if query_file is not None:
+        from cogr_search.atomic import check_writable
+        from cogr_search.data.beir import read_queries
+
+        queries = read_queries(query_file)
+        if not queries:
+            raise InputError(f"{query_file}: no queries")
+        check_writable(out_file)  # type: ignore[arg-type]
     run = RunDir.open(run_name, runs_dir)
     context = live_context(run, context_index, opensearch_url) if expander != "student" else None
     chosen = open_expander(run.root, round_, expander=expander, sides=("query",), sampling=sampling, seed=seed,
                            backend=backend, context=context, batch_size=1 if query_file is None else 16)
     try:
         if query_file is not None:
-            _expand_file(chosen, query_file, out_file, as_json)  # type: ignore[arg-type]
+            _expand_file(chosen, query_file, queries, out_file, as_json)  # type: ignore[arg-type]
             return
         keywords = chosen.expand_queries([text])[0]  # type: ignore[list-item]
     finally:
@@ -67,20 +78,20 @@ def expand(text: str | None, query_file: Path | None, out_file: Path | None, run
         click.echo(keyword)
 
 
-def _expand_file(expander: object, query_file: Path, out_file: Path, as_json: bool) -> None:
+def _expand_file(expander: object, query_file: Path, queries: dict, out_file: Path, as_json: bool) -> None:
     import time
 
-    from cogr_search.data.beir import read_queries
     from cogr_search.runs.keyword_files import write_keyword_file
 
-    queries = read_queries(query_file)
     started = time.perf_counter()
     ids = list(queries)
     keywords: list[list[str]] = []
-    batch = 256
-    for start in range(0, len(ids), batch):
-        chunk = ids[start : start + batch]
-        keywords.extend(expander.expand_queries([queries[q].text for q in chunk]))  # type: ignore[attr-defined]
+    batch = 256 if expander.kind == "student" else 16  # type: ignore[attr-defined]  # an LLM batch takes seconds
+    with progress_bar(len(ids), f"expand {query_file.name}", "query", progress_wanted(as_json)) as bar:
+        for start in range(0, len(ids), batch):
+            chunk = ids[start : start + batch]
+            keywords.extend(expander.expand_queries([queries[q].text for q in chunk]))  # type: ignore[attr-defined]
+            bar.update(len(chunk))
     rows = write_keyword_file(out_file, zip(ids, keywords))
     seconds = time.perf_counter() - started
     summary = {"file": str(query_file), "out": str(out_file), "queries": rows, "seconds": round(seconds, 3),

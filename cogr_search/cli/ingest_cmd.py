@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import click
 
 from cogr_search.cli.options import emit_json, json_output, opensearch_url, runs_dir, settings_from
+from cogr_search.progress import progress_wanted
 
 
 @click.command("ingest")
@@ -47,13 +47,18 @@ def ingest(data: Path, alias: str, columns: str | None, chunk_size: int, enrich:
     dataset = load_dataset(data, columns=ColumnMapping.parse(columns) if columns else None)
     for note in dataset.notes:
         click.echo(f"note: {note}", err=True)
+    if enrich and run_name is not None:
+        from cogr_search.serve.expander import check_expander
+
+        check_expander(run_name, round_, expander, runs_dir)  # before the index is created or filled
     cluster = connect(settings_from(opensearch_url=opensearch_url))
     if pipeline is not None:
         from cogr_search.cluster.pipelines import check_pipeline
 
         check_pipeline(cluster, pipeline)
     report = ingest_items(
-        cluster, alias, dataset.items.values(), total=len(dataset.items), chunk_size=chunk_size, progress=sys.stderr.isatty(),
+        cluster, alias, dataset.items.values(), total=len(dataset.items), chunk_size=chunk_size,
+        progress=progress_wanted(as_json),
         pipeline=pipeline,
     )
     result = {"data": str(data), "dataset": dataset.name, "opensearch": cluster.url, **report.as_dict()}
@@ -65,7 +70,7 @@ def ingest(data: Path, alias: str, columns: str | None, chunk_size: int, enrich:
         from cogr_search.cluster.enrich import enrich_from_run
 
         enriched = enrich_from_run(cluster, alias, dataset.items.values(), run_name, round_, runs_dir=runs_dir,
-                                   total=len(dataset.items), progress=sys.stderr.isatty(), expander=expander)
+                                   total=len(dataset.items), progress=progress_wanted(as_json), expander=expander)
         result["enrich"] = enriched.as_dict()
     if as_json:
         emit_json(result)

@@ -108,6 +108,9 @@ class CogrGroup(click.Group):
 @click.version_option(__version__, prog_name="cogr-search")
 def cli() -> None:
     """Co-evolving generative keyword retrieval (CoGR) for OpenSearch."""
+    from cogr_search.progress import quiet_library_bars
+
+    quiet_library_bars()
     _apply_process_settings()
 
 

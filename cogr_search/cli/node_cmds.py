@@ -96,7 +96,7 @@ def node_group(engine: Launcher) -> click.Group:
     @secure_option
     def start(port: int | None, heap: str | None, timeout: float, nodes: int | None, home: Path | None,
               line: str, secure: bool) -> None:
-        """Start the node (the stock distribution, with the cogr plugin) in the background and
+        """Start the node (the stock distribution, with the project's plugin) in the background and
         wait for yellow. A node already running is reused; a --port other than its own is refused."""
         launcher = _launcher(line, secure)
         node_home = local_node.record.norm_home(_home(home, launcher))

@@ -15,7 +15,7 @@ from cogr_search.cli.options import emit_json, json_output, opensearch_url, sett
 @click.option("--dry-run", is_flag=True, help="Print the commands and the expected figures; run nothing.")
 @click.option("--index", "index", default=None, help="Alias for {index} (default: the file name).")
 @click.option("--data-root", type=click.Path(file_okay=False, path_type=Path), default=None,
-              help="Folder for {data} (e.g. ../shared/data).")
+              help="The folder that holds the data set folder FILE names as {data} (e.g. ~/data for ~/data/homedepot).")
 @opensearch_url
 @json_output
 def reproduce(file: Path, dry_run: bool, index: str | None, data_root: Path | None, opensearch_url: str | None, as_json: bool) -> None:

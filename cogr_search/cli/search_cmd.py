@@ -20,6 +20,8 @@ from cogr_search.cli.options import emit_json, json_output, live_context, opense
 @runs_dir
 @click.option("--service", "service_url", default=None,
               help="Expand through a running `cogr-search serve` at this URL instead [default: $COGR_SERVICE_URL].")
+@click.option("--service-token-file", type=click.Path(path_type=Path), default=None,
+              help="Bearer token for --service [default: $COGR_SERVICE_TOKEN, else $COGR_SERVICE_TOKEN_FILE].")
 @click.option("--k", "size", type=click.IntRange(1, 10_000), default=10, show_default=True, help="Hits to return.")
 @click.option("--from", "from_", type=click.IntRange(min=0), default=0, show_default=True, help="Hits to skip.")
 @click.option("--filter", "filters", multiple=True, metavar="JSON",
@@ -30,7 +32,7 @@ from cogr_search.cli.options import emit_json, json_output, live_context, opense
 @opensearch_url
 @json_output
 def search(text: str, alias: str, run_name: str | None, round_: int | None, runs_dir: Path | None,
-           service_url: str | None, size: int, from_: int, filters: tuple[str, ...], explain: bool, expander: str,
+           service_url: str | None, service_token_file: Path | None, size: int, from_: int, filters: tuple[str, ...], explain: bool, expander: str,
            opensearch_url: str | None, as_json: bool) -> None:
     """Expand TEXT into keywords and search --index with the keyword-expanded query."""
     from cogr_search.cluster.client import connect
@@ -43,7 +45,12 @@ def search(text: str, alias: str, run_name: str | None, round_: int | None, runs
     clauses = [_filter(raw, i) for i, raw in enumerate(filters)]
     cluster = connect(settings_from(opensearch_url=opensearch_url))
     if service_url:
-        api = CogrSearch.from_service(cluster.client, service_url, index=alias)
+        from cogr_search.serve.auth import read_token, service_token
+
+        settings = settings_from()
+        token = read_token(service_token_file) if service_token_file is not None else service_token(settings)
+        api = CogrSearch.from_service(cluster.client, service_url, index=alias, token=token,
+                                      ca_certs=settings.service_ca_certs)
     else:
         from cogr_search.runs.run_dir import RunDir
 

@@ -9,6 +9,7 @@ import click
 
 from cogr_search.cli.config_flags import ConfigFlags, config_flags, flag
 from cogr_search.cli.options import emit_json, json_output, opensearch_url, runs_dir, settings_from
+from cogr_search.progress import progress_wanted
 from cogr_search.errors import CogrError, InputError
 from cogr_search.keywords import DEFAULT_K_MAX
 from cogr_search.runs.keyword_files import read_keyword_file
@@ -21,6 +22,7 @@ SYNC_FLAGS = [
     flag("--k-max", "k_max", help="Keywords per item kept [default: 30; with --run, the run's k_max and no other]."),
     flag("--unknown-tolerance", "unknown_tolerance"),
     flag("--chunk-size", "chunk_size"),
+    flag("--in-flight", "in_flight"),
     flag("--lease-s", "lease_s"),
     flag("--catch-up-rounds", "catch_up_rounds"),
     flag("--freeze-below", "freeze_below"),
@@ -99,14 +101,21 @@ def sync(alias: str, show_status: bool, run_name: str | None, round_: int | None
         if items == "all":
             from cogr_search.generators.students.distill import keywords_for_catalog
 
-            keywords, student_items, model = keywords_for_catalog(run, round_, keywords, catalog)
+            keywords, student_items, model = keywords_for_catalog(run, round_, keywords, catalog,
+                                                                 progress=progress_wanted(as_json))
             _notify(f"item student {model}: keywords for {student_items} items")
     from cogr_search.cluster.client import connect
-    from cogr_search.cluster.sync import prune_versions, sync_keywords
+    from cogr_search.cluster.sync import CoverageError, prune_versions, sync_keywords
 
     config = config_flags.build(k_max=k_max)
     cluster = connect(settings_from(opensearch_url=opensearch_url))
-    result = sync_keywords(cluster, alias, keywords, round_, model, config, progress=not as_json, notify=_notify)
+    try:
+        result = sync_keywords(cluster, alias, keywords, round_, model, config, progress=progress_wanted(as_json), notify=_notify)
+    except CoverageError as err:
+        if run_name is None or items == "all" or not _has_item_student(run, round_):
+            raise
+        raise CoverageError(f"{err}, or --items all (the run's item student writes keywords for the items its "
+                            "teacher did not label)") from err
     pruned = [] if result.unchanged else prune_versions(cluster, alias, config.keep)
     if as_json:
         emit_json({**result.as_dict(), "k_max": config.k_max, "pruned": pruned, "student_items": student_items})
@@ -121,6 +130,18 @@ def sync(alias: str, show_status: bool, run_name: str | None, round_: int | None
         f"{result.deleted_documents} deleted during the copy; writes refused {result.freeze_s:.2f}s; "
         f"pruned {len(pruned)} old version(s)"
     )
+
+
+def _has_item_student(run, round_: int) -> bool:  # noqa: ANN001
+    """Whether `train distill` left an item student in the run's round (`--items all` works)."""
+    from cogr_search.generators.students.distill import students_folder
+    from cogr_search.generators.students.store import read_manifest
+
+    try:
+        manifest = read_manifest(students_folder(run, round_))
+    except ValueError:
+        return False
+    return bool(manifest and "item" in (manifest.get("sides") or {}))
 
 
 def _default_items(run_name: str | None, round_: int | None, runs_dir: Path | None) -> str:

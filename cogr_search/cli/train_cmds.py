@@ -16,6 +16,7 @@ import click
 
 from cogr_search.cli.config_flags import ConfigFlags, config_flags, flag
 from cogr_search.cli.options import emit_json, json_output, opensearch_url, runs_dir, settings_from
+from cogr_search.progress import progress_wanted, quiet_library_bars
 
 if TYPE_CHECKING:
     from cogr_search.runs.run_dir import RunDir
@@ -39,6 +40,9 @@ SFT_FLAGS = [
     flag("--item-keywords", "item_keywords"),
     flag("--top-n", "query_top_n"),
     flag("--k-max", "k_max"),
+    flag("--items", "items_sample", help="A seeded sample of N catalog items holding every judged item of the "
+         "training queries: base keywords and SFT on N items, not the whole catalog (CPU runs; `sync --items all` "
+         "covers the rest with the item student)."),
     flag("--max-items", "max_items", help="Use at most this many items (CPU runs)."),
     flag("--max-queries", "max_queries", help="Use at most this many training queries (CPU runs)."),
     flag("--val-fraction", "val_fraction"),
@@ -118,11 +122,12 @@ preset_option = click.option("--preset", default=None, help="A named preset of t
 def sft(data: Path, run_name: str, runs_dir: Path | None, model: str | None, preset: str | None,
         config_flags: ConfigFlags, opensearch_url: str | None, processes: int, quiet: bool, as_json: bool) -> None:
     """Phase 1: base keywords, query targets, SFT of both generators (resumable)."""
+    quiet_library_bars(as_json)
     from cogr_search.errors import InputError
     from cogr_search.generators.model_cache import resolve_model
     from cogr_search.runs.presets import PHASE1_PRESETS, preset as preset_of
     from cogr_search.runs.run_dir import RunDir
-    from cogr_search.training.phase1 import run_phase1
+    from cogr_search.training.phase1 import check_phase1_inputs, run_phase1
     from cogr_search.training.ranks import join
 
     fixed = {"data": str(data.resolve()), "model": str(resolve_model(model).resolve())}
@@ -133,6 +138,7 @@ def sft(data: Path, run_name: str, runs_dir: Path | None, model: str | None, pre
     context_index = config.context_index
     if config.query_context and not context_index:
         raise InputError("--query-context needs --context-index (the catalog index to search)")
+    dataset = check_phase1_inputs(config)  # before the run folder exists, and before any process starts
     if launched(processes):
         return
     ranks = join()
@@ -146,9 +152,9 @@ def sft(data: Path, run_name: str, runs_dir: Path | None, model: str | None, pre
     if as_json or not ranks.is_main:
         # trainers and tokenizers print progress to stdout; --json promises one object there
         with contextlib.redirect_stdout(sys.stderr):
-            report = run_phase1(config, run, progress=False, context_source=source)
+            report = run_phase1(config, run, progress=False, context_source=source, dataset=dataset)
     else:
-        report = run_phase1(config, run, progress=not quiet, context_source=source)
+        report = run_phase1(config, run, progress=progress_wanted(quiet=quiet), context_source=source, dataset=dataset)
     if not ranks.is_main:
         return
     if as_json:
@@ -206,6 +212,8 @@ RL_FLAGS = [
          help="Before each GRPO phase, keep only the prompts whose rollouts earn different rewards."),
     flag("--reward-beta", "reward_beta", help="F-beta of both rewards (1: F1); not GRPO's KL beta."),
     flag("--item-reward", "item_reward", help="Item reward: Eq. 2.3 or the item-centric F (Table 3)."),
+    flag("--diversity-weight", "diversity_weight",
+         help="Query reward + w x normalised Vendi score of the keywords' MiniLM embeddings (R4T; 0: off)."),
     flag("--max-queries", "max_queries", help="Training queries used for query-side GRPO (CPU runs)."),
     flag("--max-items", "max_items", help="Items used for item-side GRPO (CPU runs)."),
     flag("--eval-samples", "eval_samples",
@@ -259,6 +267,8 @@ def _rl_base(run: RunDir, preset: str | None) -> dict | None:
 def rl(run_name: str, runs_dir: Path | None, preset: str | None, config_flags: ConfigFlags, sync_index: str | None,
        opensearch_url: str | None, processes: int, quiet: bool, as_json: bool) -> None:
     """Phase 2: co-evolving GRPO rounds (query side, then item side), resumable."""
+    quiet_library_bars(as_json)
+    from cogr_search.training.learning_check import learnt_nothing
     from cogr_search.training.phase2 import run_phase2
     from cogr_search.training.ranks import join, rank0_only
     from cogr_search.runs.run_dir import RunDir
@@ -284,7 +294,7 @@ def rl(run_name: str, runs_dir: Path | None, preset: str | None, config_flags: C
         emit_json({"run": str(report.run), "ran": report.ran, "skipped": report.skipped,
                    "details": report.details, "phases": report.phases})
         return
-    report = run_phase2(config, run, syncer=syncer, progress=not quiet)
+    report = run_phase2(config, run, syncer=syncer, progress=progress_wanted(quiet=quiet))
     click.echo(f"run {run.name}: {report.run}")
     click.echo(f"  {'phase':<14} {'val P':>7} {'val R':>7} {'val F1':>7} {'train F1':>9} {'reward':>8}")
     for phase in report.phases:
@@ -292,6 +302,7 @@ def rl(run_name: str, runs_dir: Path | None, preset: str | None, config_flags: C
         click.echo(
             f"  {phase['phase']:<14} {phase['val']['P']:>7.4f} {phase['val']['R']:>7.4f} {phase['val']['F1']:>7.4f} "
             f"{phase['train']['F1']:>9.4f} {reward if reward is not None else '-':>8}"
+            + ("  nothing learnt (no reward differences)" if learnt_nothing(phase) else "")
         )
 
 
@@ -344,7 +355,7 @@ def metrics(run_name: str, runs_dir: Path | None, eval_samples: int, item_sample
 @json_output
 def distill(run_name: str, round_: int | None, runs_dir: Path | None, seed: int, threads: int, backend: str,
             refine: bool, refine_rounds: int, item_keep: str, as_json: bool) -> None:
-    """Fit the round's students (fast keyword expanders, DESIGN.md section 5) to its teacher
+    """Fit the round's students (fast keyword expanders, docs/students.md) to its teacher
     keyword files and save them in round-<r>/students/v1/ (with --refine, also v1-refined/)."""
     from cogr_search.generators.students.distill import distill_run
     from cogr_search.runs.run_dir import RunDir
@@ -369,7 +380,7 @@ def distill(run_name: str, round_: int | None, runs_dir: Path | None, seed: int,
         return
     with run.lock():
         students = distill_run(run, round_, backend=backend, seed=seed, threads=threads,
-                               echo=lambda line: click.echo(line, err=True))
+                               echo=lambda line: click.echo(line, err=True), progress=progress_wanted(as_json))
     manifest = students.manifest
     if as_json:
         emit_json({"run": str(run.root), "round": manifest["round"], "model": manifest["model"],

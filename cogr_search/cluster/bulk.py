@@ -20,6 +20,8 @@ import queue
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, as_completed, wait
+from contextlib import closing
 from dataclasses import dataclass, field
 from itertools import islice
 from typing import Protocol, TypeVar
@@ -218,30 +220,53 @@ def _send(
     return result, busy
 
 
+def _send_retrying(cluster: Cluster, chunk: list[tuple[str, str, str | None]], payload: str) -> BulkResult:
+    """One chunk written: sent, and what the cluster was too busy for resent with backoff."""
+    result, busy = _send(cluster, chunk, payload)
+    attempt = 0
+    while busy and attempt < cluster.settings.cluster_retries:
+        attempt += 1
+        time.sleep(cluster.backoff_s(attempt))  # back off before resending, as `call` does
+        retried, busy = _send(cluster, busy)
+        result.add(retried)
+    result.failures.extend(BulkFailure(lines[0], BUSY, "rejected: cluster too busy after retries") for lines in busy)
+    return result
+
+
 def bulk_write(
     cluster: Cluster,
     actions: Iterable[dict],
     chunk_size: int = CHUNK_SIZE,
     on_chunk: Callable[[BulkResult], None] | None = None,
+    in_flight: int = 1,
 ) -> BulkResult:
     """Write `actions` (opensearch-py action dicts) in `_bulk` chunks; failures come back as data.
 
-    `on_chunk` sees each chunk's result as it completes (progress bars, early stops).
-    A cluster that stays unreachable raises `ClusterUnreachable` from `Cluster.call`.
+    `in_flight` requests are sent at once: a shard indexes each request on one thread,
+    so a single stream leaves the node's other cores idle. Only for actions whose order
+    does not matter (each id at most once, as in a sync's pass): chunks may complete in
+    any order. `on_chunk` sees each chunk's result as it completes, in this thread
+    (progress bars, early stops). A cluster that stays unreachable raises
+    `ClusterUnreachable` from `Cluster.call`.
     """
     total = BulkResult()
-    for chunk, payload in _prefetched((chunk, _payload(chunk)) for chunk in _chunks(actions, chunk_size)):
-        result, busy = _send(cluster, chunk, payload)
-        attempt = 0
-        while busy and attempt < cluster.settings.cluster_retries:
-            attempt += 1
-            time.sleep(cluster.backoff_s(attempt))  # back off before resending, as `call` does
-            retried, busy = _send(cluster, busy)
-            result.add(retried)
-        result.failures.extend(BulkFailure(lines[0], BUSY, "rejected: cluster too busy after retries") for lines in busy)
-        total.add(result)
-        if on_chunk is not None:
-            on_chunk(result)
+
+    def collect(done: Iterable[Future]) -> None:
+        for future in done:
+            result = future.result()
+            total.add(result)
+            if on_chunk is not None:
+                on_chunk(result)
+
+    chunks = _prefetched((chunk, _payload(chunk)) for chunk in _chunks(actions, chunk_size))
+    with closing(chunks), ThreadPoolExecutor(in_flight, thread_name_prefix="bulk-send") as pool:
+        pending: set[Future] = set()
+        for chunk, payload in chunks:
+            if len(pending) >= in_flight:
+                done, pending = wait(pending, return_when=FIRST_COMPLETED)
+                collect(done)
+            pending.add(pool.submit(_send_retrying, cluster, chunk, payload))
+        collect(as_completed(pending))
     return total
 
 

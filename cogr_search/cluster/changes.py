@@ -7,14 +7,13 @@ with a range in both engines, so "changed since" needs no field of our own in th
 documents and no clock: a *mark* is each shard's global checkpoint (every operation at
 or below it is processed on every copy of the shard, so a refresh makes it visible), and
 the changed documents are those above it. Deleted documents leave no hit; they are
-found by comparing ids (`extra_ids`).
+found by comparing ids per range (`extra_ids`).
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Iterator
 
 from cogr_search.cluster import documents as doc_fields
 from cogr_search.cluster.bulk import scan
@@ -72,37 +71,22 @@ def as_of(cluster: Cluster, index: str, at: Marks) -> Iterator[list[dict]]:
     return _by_shard(cluster, index, at, "lte")
 
 
-def _ids(cluster: Cluster, index: str, query: dict | None = None) -> Iterator[str]:
+def ids_of(cluster: Cluster, index: str, query: dict | None = None) -> Iterator[str]:
+    """The ids of `index` (or of its documents matching `query`), without their sources."""
     for page in scan(cluster, index, query, source=False):
         for hit in page:
             yield hit["_id"]
 
 
-@dataclass
-class IdDiff:
-    """Ids in the target that the source no longer has, and bucket boundaries (every
-    `BUCKET`-th id of the target) that let a later diff look only where counts differ."""
-
-    extra: list[str] = field(default_factory=list)
-    boundaries: list[str] = field(default_factory=list)
-
-
 BUCKET = 1000
 
 
-def extra_ids(cluster: Cluster, target: str, source: str) -> IdDiff:
-    """Ids in `target` that `source` no longer has (deleted there), by merging two id-sorted scans."""
-    diff = IdDiff()
-    theirs = _ids(cluster, source)
-    current = next(theirs, None)
-    for n, doc_id in enumerate(_ids(cluster, target)):
-        if n % BUCKET == BUCKET - 1:
-            diff.boundaries.append(doc_id)
-        while current is not None and current < doc_id:
-            current = next(theirs, None)
-        if current != doc_id:
-            diff.extra.append(doc_id)
-    return diff
+def id_boundaries(ids: Iterable[str]) -> list[str]:
+    """Every `BUCKET`-th of these ids in index order: edges of id ranges of about `BUCKET`
+    documents each, for `extra_ids`. A sync takes them from the ids its first pass copied,
+    which costs no request. (Python orders str by code point, Lucene orders keywords by
+    UTF-8 bytes: the same order.)"""
+    return sorted(ids)[BUCKET - 1 :: BUCKET]
 
 
 def _ranges(boundaries: list[str]) -> list[dict]:
@@ -124,13 +108,16 @@ def _bucket_counts(cluster: Cluster, index: str, ranges: list[dict]) -> list[int
     return [int(r["hits"]["total"]["value"]) for r in msearch(cluster, index, bodies, ["responses.hits.total"])]
 
 
-def extra_ids_since(cluster: Cluster, target: str, source: str, boundaries: list[str]) -> list[str]:
-    """`extra_ids` when `target` holds everything `source` does: compare per-bucket counts
-    in one request per index, then diff ids only in the buckets whose counts differ, so
-    the cost follows the number of deletes, not the catalog's size."""
+def extra_ids(cluster: Cluster, target: str, source: str, boundaries: list[str]) -> list[str]:
+    """Ids in `target` that `source` no longer has (deleted there): per id range, counts
+    in one request per index, then the ids of the ranges whose counts differ, so the cost
+    follows the number of deletes, not the catalog's size. Any `boundaries` give the whole
+    difference once `target` holds every document of `source` (after the freeze's
+    catch-up); before that, a range where the copy lacks a new document and still holds
+    a deleted one counts equal and waits for the next call."""
     ranges = _ranges(boundaries)
     extra: list[str] = []
     for query, mine, theirs in zip(ranges, _bucket_counts(cluster, target, ranges), _bucket_counts(cluster, source, ranges)):
         if mine != theirs:
-            extra += sorted(set(_ids(cluster, target, query)) - set(_ids(cluster, source, query)))
+            extra += sorted(set(ids_of(cluster, target, query)) - set(ids_of(cluster, source, query)))
     return extra

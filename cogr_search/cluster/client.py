@@ -23,7 +23,8 @@ from tenacity import (
 
 from cogr_search.errors import CogrError
 from cogr_search.cluster import engines
-from cogr_search.cluster.engines import ENGINES, Engine, engine_from_root, is_transient, one_line, probe_root
+from cogr_search.cluster.engines import ENGINES, Engine, engine_from_root, is_transient, one_line, status_of
+from cogr_search.cluster.root_probe import credentials_refused, probe_root
 from cogr_search.settings import Settings
 
 T = TypeVar("T")
@@ -71,7 +72,7 @@ class Cluster:
         """OpenSearch or Elasticsearch, with the version `GET /` reported."""
         if self._engine is None:
             body, headers = self.call(probe_root, self.url, self.settings)
-            self._engine = engine_from_root(body, headers)
+            self._engine = engine_from_root(body, headers, self.url)
         return self._engine
 
     @property
@@ -92,6 +93,11 @@ class Cluster:
         )
         try:
             return Engine.unwrap(retrying(fn, *args, **kwargs))
+        except engines.API_ERRORS as err:
+            if status_of(err) == 401:  # the engine is known here: the probe reports its own 401
+                label = self._engine.label if self._engine else "the cluster"
+                raise CogrError(credentials_refused(label, self.url, self.settings)) from err
+            raise
         except RetryError as err:
             cause = err.last_attempt.exception()
             label = self._engine.label if self._engine else "the cluster"

@@ -13,6 +13,7 @@ from typing import Protocol
 from cogr_search.generators.query_context import ContextSource, context_size
 from cogr_search.cluster.client import Cluster
 from cogr_search.cluster.documents import TITLE
+from cogr_search.cluster.indices import require_index
 from cogr_search.cluster.eval import DEFAULT_BATCH, TIE_ORDER, bm25_clause, msearch
 
 
@@ -50,4 +51,5 @@ def run_context_source(run: ContextSettings, cluster: Cluster, index: str | None
     index = index or run.context_index
     if not index:
         return None
+    require_index(cluster, index, "--context-index")
     return bm25_titles(cluster, index, k)

@@ -286,8 +286,8 @@ def _elasticsearch_client(url: str, settings: Settings, auth: tuple[str, str] | 
     )
 
 
-def engine_from_root(body: object, headers: dict[str, str] | None = None) -> Engine:
-    """The engine (with its version) that answered `GET /` with `body` and `headers`."""
+def engine_from_root(body: object, headers: dict[str, str] | None = None, url: str = "URL") -> Engine:
+    """The engine (with its version) that answered `GET /` at `url` with `body` and `headers`."""
     version = body.get("version") if isinstance(body, dict) else None
     version = version if isinstance(version, dict) else {}
     number = str(version.get("number")) if version.get("number") else None
@@ -297,19 +297,16 @@ def engine_from_root(body: object, headers: dict[str, str] | None = None) -> Eng
     if product == "Elasticsearch" or ("build_flavor" in version and "distribution" not in version):
         return ELASTICSEARCH.with_version(number)
     raise CogrError(
-        f"GET / answered neither as OpenSearch nor as Elasticsearch (version {version or body!r:.200}); "
+        f"the cluster at {url} answered GET / neither as OpenSearch nor as Elasticsearch "
+        f"(version {version or body!r:.200}); "
         "set COGR_ENGINE=opensearch or COGR_ENGINE=elasticsearch"
     )
 
 
-def probe_root(url: str, settings: Settings) -> tuple[dict, dict[str, str]]:
-    """`GET /` through an opensearch-py connection (a core dependency, engine-blind at
-    this level): the body and the response headers, for `engine_from_root`."""
-    import json
-
-    connection = _opensearch_client(url, settings, _auth(settings)).transport.get_connection()
-    _status, headers, data = connection.perform_request("GET", "/")
-    return json.loads(data) if data else {}, dict(headers or {})
+def opensearch_connection(url: str, settings: Settings) -> Any:
+    """One opensearch-py connection (a core dependency, engine-blind at this level), for
+    the root probe (`cluster/root_probe.py`) that runs before the engine is known."""
+    return _opensearch_client(url, settings, _auth(settings)).transport.get_connection()
 
 
 def _auth(settings: Settings) -> tuple[str, str] | None:

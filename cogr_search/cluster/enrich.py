@@ -16,8 +16,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from tqdm import tqdm
-
+from cogr_search.progress import progress_bar
 from cogr_search.errors import CogrError
 from cogr_search.cluster import documents as doc_fields
 from cogr_search.cluster.bulk import batched, bulk_write, count_failure
@@ -85,7 +84,7 @@ def enrich_index(
         raise CogrError(f"alias {alias!r} does not exist: ingest the catalog first")
     report = EnrichReport(index=index, model=expander.model, round=expander.round)
     provenance = doc_fields.provenance(expander.round, expander.model)
-    bar = tqdm(total=total, desc=f"enrich -> {alias}", unit="item", disable=not progress, leave=False)
+    bar = progress_bar(total, f"enrich -> {alias}", "item", progress)
     try:
         for batch in batched(items, batch_size):
             report.items += len(batch)

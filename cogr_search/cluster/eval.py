@@ -15,8 +15,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
 
-from tqdm import tqdm
-
+from cogr_search.progress import progress_bar
 from cogr_search.errors import CogrError
 from cogr_search.metrics import QueryResult
 from cogr_search.cluster.client import Cluster, describe_error
@@ -73,7 +72,7 @@ def ranked_ids(
     """Top `depth` item ids for each {query id: OpenSearch query clause}."""
     ids = list(queries)
     out: dict[str, list[str]] = {}
-    bar = tqdm(total=len(ids), desc=desc, unit="query", disable=not progress, leave=False)
+    bar = progress_bar(len(ids), desc, "query", progress)
     try:
         for chunk in _chunks(ids, batch_size):
             bodies = [
@@ -107,7 +106,7 @@ def full_set_counts(
     """(n_retrieved, n_true_positive) per query, exact, from `size: 0` searches."""
     ids = list(queries)
     out: dict[str, tuple[int, int]] = {}
-    bar = tqdm(total=len(ids), desc="count", unit="query", disable=not progress, leave=False)
+    bar = progress_bar(len(ids), "count", "query", progress)
     try:
         for chunk in _chunks(ids, batch_size):
             bodies = [

@@ -66,6 +66,14 @@ def alias_target(cluster: Cluster, alias: str) -> str | None:
     return names[0]
 
 
+def require_index(cluster: Cluster, name: str, flag: str = "--index") -> None:
+    """Refuse an index or alias that does not exist, before a command writes anything
+    (a run folder, a version) that it would otherwise leave behind."""
+    if not cluster.call(cluster.client.indices.exists, index=name):
+        raise CogrError(f"{flag} {name}: no such index or alias at {cluster.url}; "
+                        f"run `cogr-search ingest DATA --index {name}` first")
+
+
 def versions(cluster: Cluster, alias: str) -> list[IndexVersion]:
     """All concrete versions of `alias` that exist, oldest (lowest n) first.
 

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 
 from tqdm import tqdm
 
+from cogr_search.progress import progress_bar
 from cogr_search.keywords import term
 from cogr_search.cluster import documents as doc_fields
 from cogr_search.cluster.bulk import BulkFailure, BulkResult, batched, bulk_write, count_failure
@@ -163,7 +164,7 @@ def ingest_items(
     mode = "upsert" if pipeline is None and has_synced_keywords(cluster, index) else "index"
     report = IngestReport(alias=alias, index=index, alias_created=state.created, mode=mode)
     writer = _Writer(cluster, index, mode, chunk_size, pipeline)
-    with tqdm(total=total, desc=f"ingest -> {alias}", unit="item", disable=not progress, leave=False) as bar:
+    with progress_bar(total, f"ingest -> {alias}", "item", progress) as bar:
         def on_chunk(chunk: BulkResult) -> None:
             bar.update(chunk.sent)
 

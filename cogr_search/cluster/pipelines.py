@@ -18,6 +18,7 @@ it writes (with the shard and replica counts, `indices.shape_of`), so they stay 
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from urllib.parse import quote, urlparse
 
@@ -63,6 +64,18 @@ def check_service_url(url: str) -> str:
     if parsed.scheme not in ("http", "https") or not parsed.hostname:
         raise CogrError(f"--service-url {url!r} is not an http:// or https:// URL with a host")
     return url.rstrip("/")
+
+
+_TIME_VALUE = re.compile(r"\d+(\.\d+)?(nanos|micros|ms|s|m|h|d)")
+
+
+def check_pipeline_config(config: PipelineConfig) -> None:
+    """The service URL and the timeouts, checked before `index create` creates anything:
+    the cluster would refuse them only after the index exists."""
+    check_service_url(config.service_url)
+    for flag, value in (("--ingest-timeout", config.ingest_timeout), ("--search-timeout", config.search_timeout)):
+        if value is not None and not _TIME_VALUE.fullmatch(value):
+            raise CogrError(f"{flag} {value!r} is not a time value such as 500ms, 2s or 1m")
 
 
 def ingest_pipeline_body(config: PipelineConfig) -> dict:

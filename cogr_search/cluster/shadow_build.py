@@ -10,8 +10,7 @@ id asc`), whatever the segments, merges and deletions of the index.
 
 from __future__ import annotations
 
-from tqdm import tqdm
-
+from cogr_search.progress import progress_bar
 from cogr_search.keywords import DEFAULT_K_MAX, keyword_set, normalize
 from cogr_search.cluster import documents as doc_fields
 from cogr_search.cluster.bulk import scan
@@ -29,7 +28,7 @@ def scan_keywords(
     keywords: list[list[str]] = []
     titles: list[str] = []
     pages = scan(cluster, index, source=SOURCE_FIELDS, page_size=batch_size)
-    with tqdm(desc="read keywords", unit="doc", disable=not progress, leave=False) as bar:
+    with progress_bar(None, "read keywords", "doc", progress) as bar:
         for page in pages:
             for hit in page:
                 source = hit.get("_source") or {}

@@ -104,6 +104,12 @@ def can_run(cluster: Cluster) -> bool:
     )
 
 
+def default_pipeline(cluster: Cluster, index: str) -> str | None:
+    """The index's `index.default_pipeline`, None where unset."""
+    found = cluster.call(cluster.client.indices.get_settings, index=index, name=SETTING)
+    return found.get(index, {}).get("settings", {}).get("index", {}).get("default_pipeline")
+
+
 def install(cluster: Cluster, index: str | None = None) -> bool:
     """Put the pipeline (idempotent) and, with `index`, make it that index's default
     pipeline where none is set. True when the index (or the cluster) now has it.
@@ -115,8 +121,7 @@ def install(cluster: Cluster, index: str | None = None) -> bool:
     cluster.call(cluster.client.ingest.put_pipeline, id=PIPELINE, body=pipeline_body())
     if index is None:
         return True
-    found = cluster.call(cluster.client.indices.get_settings, index=index, name=SETTING)
-    current = found.get(index, {}).get("settings", {}).get("index", {}).get("default_pipeline")
+    current = default_pipeline(cluster, index)
     if current not in (None, "_none", PIPELINE):
         return False
     if current != PIPELINE:

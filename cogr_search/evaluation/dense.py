@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from tqdm import tqdm
 
+from cogr_search.progress import progress_bar
 from cogr_search.errors import CogrError
 
 MODEL_NAME = "all-MiniLM-L6-v2"
@@ -98,7 +98,7 @@ def cached_embeddings(
     parts: list[np.ndarray] = []
     computed = False
     starts = range(0, len(texts), CHUNK)
-    bar = tqdm(total=len(texts), desc="embed items", unit="item", disable=not progress, leave=False)
+    bar = progress_bar(len(texts), "embed items", "item", progress)
     try:
         for number, start in enumerate(starts):
             path = folder / f"part-{number:05d}.npy"

@@ -62,16 +62,40 @@ def split_of_other(dataset: Dataset, run: str, runs_dir: Path | None = None) -> 
                      f"of run {run_dir.name!r})", {"split_source": "all queries of DATA, checked against the run"})
 
 
-def check_index(cluster, alias: str, n_items: int) -> str | None:
-    """Fail early on a missing or empty index; a warning when its size differs from DATA."""
+def check_index(cluster, alias: str, dataset: Dataset) -> tuple[dict, list[str]]:
+    """Fail early on a missing or empty index, or one that holds none of the items judged
+    relevant to DATA's scored queries (every score would be 0, which reads as a result);
+    else the overlap (for the JSON report) and warnings for a partial one."""
     if not cluster.call(cluster.client.indices.exists, index=alias):
         raise CogrError(f"index {alias!r} does not exist at {cluster.url}: run `cogr-search ingest DATA --index {alias}` first")
     count = cluster.call(cluster.client.count, index=alias)["count"]
     if count == 0:
         raise CogrError(f"index {alias!r} is empty: run `cogr-search ingest DATA --index {alias}` first")
-    if count != n_items:
-        return f"index {alias!r} holds {count} documents, DATA has {n_items} items"
-    return None
+    overlap = judged_items_in_index(cluster, alias, dataset)
+    if overlap["present"] == 0:
+        raise CogrError(
+            f"index {alias!r} holds none of the {overlap['judged']} items judged relevant to {dataset.path}'s scored "
+            f"queries ({count} documents, none of them judged): every score would be 0; ingest DATA into it "
+            f"(`cogr-search ingest DATA --index {alias}`) or name the index that holds DATA's catalog"
+        )
+    warnings = []
+    if overlap["present"] < overlap["judged"]:
+        warnings.append(f"index {alias!r} holds {overlap['present']} of the {overlap['judged']} items judged relevant "
+                        f"({overlap['share']:.1%}): recall is capped at that share")
+    if count != len(dataset.items):
+        warnings.append(f"index {alias!r} holds {count} documents, DATA has {len(dataset.items)} items")
+    return overlap, warnings
+
+
+def judged_items_in_index(cluster, alias: str, dataset: Dataset, chunk: int = 10_000) -> dict:
+    """How many of the items judged relevant to `dataset`'s queries the index holds (`_id` is
+    the item id): `{"present", "judged", "share"}`."""
+    judged = sorted(set().union(*dataset.relevant().values()))
+    present = sum(
+        cluster.call(cluster.client.count, index=alias, body={"query": {"ids": {"values": judged[at : at + chunk]}}})["count"]
+        for at in range(0, len(judged), chunk)
+    )
+    return {"present": present, "judged": len(judged), "share": round(present / len(judged), 4) if judged else 0.0}
 
 
 def evaluate_bm25(

@@ -35,9 +35,20 @@ def load_reports(paths: Sequence[Path]) -> list[dict]:
     return reports
 
 
+def method_name(report: dict) -> str:
+    """The method with what made its keywords: two cogr reports of one run, one from the
+    student and one from the LLM, must not read the same."""
+    settings = report.get("settings", {})
+    parts = [f"{settings['expander']} expander"] if settings.get("expander") else []
+    if settings.get("run") is not None:
+        parts.append(f"run {Path(str(settings['run'])).name}" +
+                     (f" round {settings['round']}" if settings.get("round") is not None else ""))
+    return f"{report['method']} ({', '.join(parts)})" if parts else str(report["method"])
+
+
 def label(report: dict) -> str:
     settings = report.get("settings", {})
-    return f"{report['method']} ({settings.get('dataset', '?')}, {settings.get('split', 'all')})"
+    return f"{method_name(report)} ({settings.get('dataset', '?')}, {settings.get('split', 'all')})"
 
 
 def _cell(value: object) -> str:
@@ -52,7 +63,7 @@ def _table(reports: Sequence[dict], columns: Sequence[str], lead: Sequence[str])
     for report in reports:
         settings = report.get("settings", {})
         values = {
-            "method": report["method"],
+            "method": method_name(report),
             "dataset": settings.get("dataset", ""),
             "split": settings.get("split", "all"),
             "queries": report["queries"],
@@ -119,6 +130,11 @@ def plot(reports: Sequence[dict], path: Path) -> None:
 
 
 def write_report(reports: Sequence[dict], markdown_path: Path, png_path: Path | None, title: str = "Retrieval evaluation") -> None:
+    from cogr_search.atomic import check_writable
+
+    for path in (markdown_path, png_path):
+        if path is not None:
+            check_writable(path)  # both, before either is written
     if png_path is not None:
         plot(reports, png_path)
     plot_name = None

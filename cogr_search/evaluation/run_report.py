@@ -10,7 +10,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from cogr_search.atomic import check_writable
 from cogr_search.errors import CogrError
+from cogr_search.training.learning_check import learnt_nothing
+
+NOTHING_LEARNT = " (nothing learnt)"
 
 LENGTHS = ("unigram", "bigram", "3+")
 
@@ -44,12 +48,16 @@ def run_markdown(name: str, phases: list[dict]) -> str:
         samples = p.get("val_F1_samples")
         spread = f"{p['val_F1_mean']:.4f} ({min(samples):.4f}-{max(samples):.4f}, n={len(samples)})" if samples else "-"
         lines.append(
-            f"| {p['phase']} | {p['val']['P']:.4f} | {p['val']['R']:.4f} | {p['val']['F1']:.4f} | {spread} | "
+            f"| {p['phase']}{NOTHING_LEARNT if learnt_nothing(p) else ''} | {p['val']['P']:.4f} | {p['val']['R']:.4f} | {p['val']['F1']:.4f} | {spread} | "
             f"{p['train']['F1']:.4f} | {reward} | {zero} | {shares['query']} | {shares['item']} | "
             f"{space['query']['vocabulary']} | {space['item']['vocabulary']} | {space['query_vocabulary_in_items']:.2f} |"
         )
     val_queries = phases[0]["val"]["queries"]
     lines += ["", f"Shadow index, full retrieved sets; validation: {val_queries} held-out queries.", ""]
+    notes = [f"- {p['phase']}: {p['no_learning']}" for p in phases if p.get("no_learning")]
+    if any(learnt_nothing(p) for p in phases):
+        lines += [f"Phases marked{NOTHING_LEARNT} had mean reward 0 or equal rewards in nearly every GRPO group: "
+                  "no gradient, so their weights did not change.", *notes, ""]
     return "\n".join(lines)
 
 
@@ -101,6 +109,8 @@ def write_run_report(run_root: Path, markdown_path: Path | None = None, png_path
     phases = load_phases(run_root / "metrics.json")
     markdown_path = markdown_path or run_root / "phases.md"
     png_path = png_path or run_root / "phases.png"
+    for path in (markdown_path, png_path):
+        check_writable(path)  # both, before either is written
     plot_run(run_root.name, phases, png_path)
     text = run_markdown(run_root.name, phases) + f"\n![F1 and keyword space per phase]({png_path.name})\n"
     markdown_path.write_text(text, encoding="utf-8")

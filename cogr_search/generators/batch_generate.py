@@ -21,6 +21,7 @@ from cogr_search.generators.query_context import ContextSource
 from cogr_search.runs.keyword_files import append_keyword_rows, read_keyword_file, write_keyword_file
 from cogr_search.training.ranks import Ranks
 from cogr_search.keywords import DEFAULT_K_MAX, parse_keywords
+from cogr_search.progress import progress_bar
 
 
 @dataclass(frozen=True)
@@ -73,12 +74,15 @@ def generate_keyword_file(
     desc: str = "generating",
     on_raw: Callable[[str, str], None] | None = None,
     ranks: Ranks | None = None,
+    on_first_batch: Callable[[int, float, int], None] | None = None,
 ) -> GenerationStats:
     """Generate keywords for every request not yet in `out_path`, appending as it goes.
 
     `keep` truncates each parsed list (Phase 1 keeps the first M item keywords); without
     it lists are cut at `k_max`, the serving cap. `on_raw(id, text)` sees raw outputs
-    (used to record fixtures and debug prompts).
+    (used to record fixtures and debug prompts). `on_first_batch(rows, seconds, left)`
+    hears how long the first batch took and how many rows are left: the measured rate a
+    long step's time estimate is made from.
 
     With several `ranks`, each generates its share of the missing requests and rank 0
     alone appends every batch round's rows. A seeded request is sampled with a seed of
@@ -97,7 +101,7 @@ def generate_keyword_file(
     mine = ranks.shard(todo)
     seeds = None if params.seed is None else [row_seed(params.seed, r.id) for r in mine]
     limit = keep if keep is not None else k_max
-    bar = _progress_bar(len(requests), stats.resumed, desc, progress and ranks.is_main)
+    bar = progress_bar(len(requests), desc, "row", progress and ranks.is_main, initial=stats.resumed)
     start = time.perf_counter()
     try:
         batches = backend.iter_batches([r.conversation for r in mine], params, batch_size=batch_size,
@@ -113,13 +117,13 @@ def generate_keyword_file(
             if ranks.is_main and ordered:
                 out_path.parent.mkdir(parents=True, exist_ok=True)
                 append_keyword_rows(out_path, ordered)
+            if on_first_batch is not None and ranks.is_main and stats.generated == 0 and ordered:
+                on_first_batch(len(ordered), time.perf_counter() - start, len(todo) - len(ordered))
             stats.generated += len(ordered)
-            if bar is not None:
-                bar.update(len(ordered))
+            bar.update(len(ordered))
     finally:
         stats.seconds = time.perf_counter() - start
-        if bar is not None:
-            bar.close()
+        bar.close()
     _add_other_ranks(stats, ranks)
     if ranks.is_main:
         _rewrite_in_request_order(out_path, requests)
@@ -195,6 +199,7 @@ def generate_with_model(
     progress: bool = True,
     desc: str = "generating",
     ranks: Ranks | None = None,
+    on_first_batch: Callable[[int, float, int], None] | None = None,
 ) -> dict:
     """Load the model folder, fill `out_path` for `requests` (resumably), unload it.
 
@@ -205,7 +210,7 @@ def generate_with_model(
     with load_backend(model, backend, dtype=dtype) as engine:
         stats = generate_keyword_file(
             engine, requests, out_path, params, batch_size=batch_size, keep=keep, k_max=k_max,
-            progress=progress, desc=desc, ranks=ranks,
+            progress=progress, desc=desc, on_first_batch=on_first_batch, ranks=ranks,
         )
     rows = read_keyword_file(out_path)
     empty = sum(1 for r in requests if not rows.get(r.id))
@@ -253,14 +258,6 @@ def _last_newline_end(handle, size: int) -> int:  # noqa: ANN001 - binary file
             return start + found + 1
         pos = start
     return 0
-
-
-def _progress_bar(total: int, initial: int, desc: str, enabled: bool):  # noqa: ANN202 - tqdm
-    if not enabled:
-        return None
-    from tqdm import tqdm
-
-    return tqdm(total=total, initial=initial, desc=desc, unit="row", dynamic_ncols=True)
 
 
 def item_requests(

@@ -1,7 +1,7 @@
-"""Building a local launcher with Maven, only when its sources changed.
+"""Building a line's plugin zip with Maven, only when its sources changed.
 
 Why here and not in the Makefile: a wheel install, a test fixture and the CLI all need
-the jar, and concurrent callers must build it once (a file lock), so the check-and-build
+the zip (installed into the line's stock distribution), and concurrent callers must build it once (a file lock), so the check-and-build
 is library code that every caller shares.
 """
 
@@ -38,9 +38,8 @@ def plugins_dir() -> Path:
 
 
 def launcher_jar(engine: Launcher = OPENSEARCH) -> Path:
-    """Where the Maven build puts the launcher (its dependencies are in ``lib/`` beside it),
-    or for a stock launcher the plugin zip; each line has its own build folder
-    (``target/``, ``target-os3/``)."""
+    """Where the Maven build puts the line's plugin zip; each line has its own build folder
+    (``target/``, ``target-os3/``, ``target-es9/``)."""
     return plugins_dir() / engine.module / engine.build_dir / engine.jar_name
 
 
@@ -56,10 +55,7 @@ def _build_inputs(root: Path, engine: Launcher) -> Iterator[Path]:
 
 def _needs_build(engine: Launcher) -> bool:
     jar = launcher_jar(engine)
-    lib = jar.parent / "lib"
     if not jar.is_file():
-        return True
-    if not engine.stock and (not lib.is_dir() or not any(lib.glob(engine.server_jar_glob))):
         return True
     built = jar.stat().st_mtime
     return any(p.stat().st_mtime > built for p in _build_inputs(plugins_dir(), engine))
@@ -74,15 +70,15 @@ def file_lock(path: Path) -> Iterator[None]:
 
 
 def ensure_built(quiet: bool = True, engine: Launcher = OPENSEARCH) -> Path:
-    """Build ``engine``'s launcher with Maven unless it is up to date; return the jar's path.
+    """Build ``engine``'s plugin zip with Maven unless it is up to date; return its path.
 
-    Up to date means the jar and its ``lib/`` (with the line's server jar) exist and no
-    pom.xml nor source file of the parent or of ``engine.modules`` is newer than the jar.
+    Up to date means the zip exists and no pom.xml nor source file of the parent or of
+    ``engine.modules`` is newer than it.
     Only those modules are built (``-pl <launcher> -am``, plus the line's ``maven_args``),
     into the line's own build folder, with the line's Java (``JAVA_HOME`` set for 3.x only).
     Maven's full output goes to ``plugins/<build folder>/maven-build.log`` (and to stderr
-    when ``quiet`` is False); a failure raises ``LocalNodeError`` naming that log. For a
-    stock launcher the artifact is the plugin zip (the distribution is `distribution.py`'s).
+    when ``quiet`` is False); a failure raises ``LocalNodeError`` naming that log. The
+    distribution it is installed into is `distribution.py`'s.
     """
     root = plugins_dir()
     jar = launcher_jar(engine)
@@ -157,13 +153,10 @@ def build_or_skip(engine: Launcher, quiet: bool = False) -> bool:
         return False
     jar = ensure_built(quiet=quiet, engine=engine)
     java = f"Java {jdk.release} at {jdk.home}" if jdk is not None else "the java on PATH"
-    if engine.stock:
-        from cogr_search.localnode.distribution import ensure_distribution
-        from cogr_search.localnode.service_user import node_user
+    from cogr_search.localnode.distribution import ensure_distribution
+    from cogr_search.localnode.service_user import node_user
 
-        dist = ensure_distribution(engine, node_user())
-        print(f"ready: the stock {engine.description} distribution ({java}) with the plugin {jar.name}: {dist}",
-              file=sys.stderr)
-        return True
-    print(f"built the local {engine.description} node ({java}): {jar}", file=sys.stderr)
+    dist = ensure_distribution(engine, node_user())
+    print(f"ready: the stock {engine.description} distribution ({java}) with the plugin {jar.name}: {dist}",
+          file=sys.stderr)
     return True

@@ -13,8 +13,8 @@ pass every test. So a local node is the real distribution:
 3. the cogr plugin zip installed into it with ``bin/opensearch-plugin install --batch``,
    exactly as users are told to.
 
-A template is keyed by the plugin zip's content hash, so a rebuilt plugin gets a fresh one,
-and it is shared read-only by every node of the line: each node's ``config/``, ``data/``
+A template is keyed by the plugin zip's content hash, so a rebuilt plugin gets a fresh one
+(the few most recently used are kept), and it is shared read-only by every node of the line: each node's ``config/``, ``data/``
 and ``logs/`` live in its own runtime folder (``OPENSEARCH_PATH_CONF``, ``path.data``,
 ``path.logs``), so nothing is copied per node.
 """
@@ -38,6 +38,7 @@ from cogr_search.settings import load_settings
 # The Maven project that lays out the 2.19 modules (see its pom.xml).
 MODULES_PROJECT = "os-modules"
 TEMPLATES = "distributions"
+KEEP_TEMPLATES = 4
 
 
 def maven_zip(launcher: Launcher) -> Path:
@@ -70,7 +71,7 @@ def ensure_distribution(launcher: Launcher, user: NodeUser) -> Path:
     """The unpacked distribution of ``launcher`` with the current cogr plugin installed.
 
     Built once per plugin zip (under a lock, into a temporary folder renamed into place, so
-    a crash leaves no half template); older templates of the line are removed.
+    a crash leaves no half template); only the few most recently used templates are kept.
     """
     plugin_zip = ensure_built(engine=launcher)
     extras = [maven_artifact(coordinates) for coordinates in launcher.extra_plugins]
@@ -79,6 +80,7 @@ def ensure_distribution(launcher: Launcher, user: NodeUser) -> Path:
     name = f"{launcher.key}-{launcher.version}"
     template = root / f"{name}-cogr-{digest}"
     if (template / "bin").is_dir():
+        os.utime(template)  # in use: the clean-up below keeps the most recently used
         return template
     root.mkdir(parents=True, exist_ok=True)
     root.chmod(0o755)
@@ -87,16 +89,33 @@ def ensure_distribution(launcher: Launcher, user: NodeUser) -> Path:
             return template
         partial = root / f".{template.name}.partial"
         shutil.rmtree(partial, ignore_errors=True)
-        _unpack(maven_zip(launcher), partial)
-        if launcher.assemble_modules:
-            _copy_modules(partial, launcher.version)
+        unpack_stock(launcher, partial)
         for zip_path in [plugin_zip, *extras]:
             _install_plugin(partial, zip_path, launcher)
         partial.rename(template)
-        for old in root.glob(f"{name}-cogr-*"):
-            if old != template:
-                shutil.rmtree(old, ignore_errors=True)
+        _remove_old_templates(root, name)
     return template
+
+
+def _remove_old_templates(root: Path, name: str) -> None:
+    """Keep the line's ``KEEP_TEMPLATES`` most recently used templates, remove the rest.
+
+    Why not only the newest: two checkouts (a developer's and CI's, or worktrees) build
+    different plugin zips, and a node runs from its template's jars: removing a template in
+    use breaks that node (a jar gone mid-start)."""
+    found = sorted(root.glob(f"{name}-cogr-*"), key=lambda p: p.stat().st_mtime, reverse=True)
+    for old in found[KEEP_TEMPLATES:]:
+        shutil.rmtree(old, ignore_errors=True)
+
+
+def unpack_stock(launcher: Launcher, dest: Path) -> Path:
+    """The line's distribution unpacked into ``dest``, with 2.19's missing modules assembled:
+    what the official tarball holds, before any plugin. Local nodes and the container images
+    (`cogr_search.containers`) start from the same files this way."""
+    _unpack(maven_zip(launcher), dest)
+    if launcher.assemble_modules:
+        _copy_modules(dest, launcher.version)
+    return dest
 
 
 def _unpack(archive: Path, dest: Path) -> None:

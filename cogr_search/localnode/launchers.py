@@ -25,17 +25,23 @@ class LocalNodeError(CogrError):
 
 @dataclass(frozen=True)
 class Launcher:
-    """What differs between the local launchers; everything else is shared.
+    """One engine line's local node: the stock distribution, its plugin and how it starts.
 
-    ``modules`` are the Maven modules under ``plugins/`` the launcher is built from (in
-    build order, the launcher last): a change in any of them, or in the parent pom,
-    rebuilds it. ``server_jar_glob`` matches the engine's server jar in ``lib/``, proof
-    that the dependencies were copied (and, by its version, that they are this line's).
+    Every local node is the engine's own distribution (``distribution``: the Maven
+    coordinates of its ``integ-test-zip``; `cogr_search.localnode.distribution`), started by
+    its ``bin/<script>`` with ``<conf_variable>`` on the node's config folder and
+    ``<java_home_variable>`` on the line's JDK. The project's plugin zip (``jar_name``,
+    built from the Maven ``modules`` under ``plugins/`` into ``build_dir`` with
+    ``maven_args``) is installed by the distribution's ``plugin_tool``, with
+    ``extra_plugins`` (Maven coordinates of plugin zips, e.g. the security plugin of a
+    ``secure`` line); ``assemble_modules`` adds the modules the line's zip lacks.
+    ``main_class`` and ``conf_property`` recognise the node's process. ``settings_file``
+    gets the shared loopback settings, then ``node_settings`` (and on a single node
+    ``single_node_settings``).
 
     ``key`` names the launcher in records, the CLI and test ids (``opensearch`` is the
     2.19 line, for records written before there were lines); ``line`` is the version line
-    a user asks for (``--version``); ``build_dir`` is the line's own Maven output folder
-    and ``maven_args`` select the line; ``java_release`` is the Java it needs (17: the
+    a user asks for (``--version``); ``java_release`` is the Java it needs (17: the
     ``java`` on PATH; 21+: a JDK found by `cogr_search.localnode.java`).
     """
 
@@ -43,7 +49,6 @@ class Launcher:
     main_class: str
     modules: tuple[str, ...]
     jar_name: str
-    server_jar_glob: str
     default_port: int
     key: str
     line: str
@@ -51,17 +56,21 @@ class Launcher:
     build_dir: str = "target"
     maven_args: tuple[str, ...] = ()
     java_release: int = 17
-    distribution: tuple[str, str, str] | None = None
+    distribution: tuple[str, str, str] = ("", "", "")
     assemble_modules: bool = False
     java_home_variable: str = "JAVA_HOME"
     plugin_tool: str = ""
     extra_plugins: tuple[tuple[str, str, str], ...] = ()
     secure: bool = False
+    script: str = "opensearch"
+    conf_variable: str = "OPENSEARCH_PATH_CONF"
+    conf_property: str = "opensearch.path.conf"
+    settings_file: str = "opensearch.yml"
+    node_settings: tuple[str, ...] = ()
+    # One node cannot host replicas: an index created without a replica count would leave
+    # the cluster yellow for good (Elasticsearch has no such setting).
+    single_node_settings: tuple[str, ...] = ("cluster.default_number_of_replicas: 0",)
 
-    @property
-    def stock(self) -> bool:
-        """Whether the node is the stock distribution (else the classpath launcher)."""
-        return self.distribution is not None
 
     @property
     def name(self) -> str:
@@ -78,7 +87,7 @@ class Launcher:
 
     @property
     def module(self) -> str:
-        """The launcher's own Maven module (its ``target/`` holds the jar and ``lib/``)."""
+        """The Maven module whose build folder holds the line's plugin zip."""
         return self.modules[-1]
 
 
@@ -92,7 +101,6 @@ OPENSEARCH = Launcher(
     main_class="org.opensearch.bootstrap.OpenSearch",
     modules=("cogr-plugin",),
     jar_name=f"cogr-search-plugin-{PLUGIN_VERSION}-opensearch-2.19.6.zip",
-    server_jar_glob="",
     default_port=9200,
     key="opensearch",
     line="2.19",
@@ -129,28 +137,41 @@ OPENSEARCH_SECURE = replace(
     extra_plugins=(("org.opensearch.plugin", "opensearch-security", "2.19.4.0"),),
     secure=True,
 )
-# 9201 (transport 9301) by default, so that both local nodes can run side by side.
+# Elasticsearch runs as its stock distribution too, with the project's root-endpoint plugin
+# (its zips lack the rest-root module that answers GET /). 9201 (transport 9301) by default,
+# so that both local nodes can run side by side.
 ELASTICSEARCH = Launcher(
     engine=engines.ELASTICSEARCH,
-    main_class="org.cogr.elasticsearch.node.EsLocalNode",
-    modules=("launcher-common", "es-node"),
-    jar_name="es-node.jar",
-    server_jar_glob="elasticsearch-*.jar",
+    # The script's process: a CLI JVM that runs the server JVM as its child and stops it.
+    main_class="org.elasticsearch.launcher.CliToolLauncher",
+    modules=("es-node",),
+    jar_name=f"cogr-root-endpoint-{PLUGIN_VERSION}-elasticsearch-8.17.2.zip",
     default_port=9201,
     key="elasticsearch",
     line="8.17",
     version="8.17.2",
+    distribution=("org.elasticsearch.distribution.integ-test-zip", "elasticsearch", "8.17.2"),
+    java_home_variable="ES_JAVA_HOME",
+    plugin_tool="elasticsearch-plugin",
+    script="elasticsearch",
+    conf_variable="ES_PATH_CONF",
+    conf_property="es.path.conf",
+    settings_file="elasticsearch.yml",
+    # x-pack security is on by default in 8.x and 9.x; the plain local node runs without it.
+    node_settings=("xpack.security.enabled: false",),
+    single_node_settings=(),
 )
-# Elasticsearch 9.2.0: the newest 9.x whose server jar and transport-netty4 resolve together.
+# Elasticsearch 9.2.0 (its integ-test-zip is on Maven Central; Java 21+).
 ELASTICSEARCH_9 = replace(
     ELASTICSEARCH,
-    server_jar_glob="elasticsearch-9.*.jar",
+    jar_name=f"cogr-root-endpoint-{PLUGIN_VERSION}-elasticsearch-9.2.0.zip",
     key="elasticsearch-9",
     line="9.x",
     version="9.2.0",
     build_dir="target-es9",
     maven_args=("-Delasticsearch.line=9",),
     java_release=21,
+    distribution=("org.elasticsearch.distribution.integ-test-zip", "elasticsearch", "9.2.0"),
 )
 ENGINES: dict[str, Launcher] = {e.name: e for e in (OPENSEARCH, ELASTICSEARCH)}
 """The default launcher of each engine (OpenSearch: the 2.19 line; Elasticsearch: 8.17)."""

@@ -72,8 +72,8 @@ def start_cluster(
     Idempotent like `process.start`: running nodes are reused. If any node fails to start,
     the ones this call started are stopped again and the error is raised.
     """
-    if not engine.stock:
-        raise LocalNodeError(f"--nodes needs a stock distribution; {engine.description} has none here")
+    if engine.engine.name != "opensearch":
+        raise LocalNodeError(f"--nodes: a local cluster is made of OpenSearch nodes, not {engine.description}")
     if not 2 <= nodes <= MAX_NODES:
         raise LocalNodeError(f"--nodes {nodes}: a local cluster has 2 to {MAX_NODES} nodes (1: leave --nodes out)")
     home = norm_home(home)

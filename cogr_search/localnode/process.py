@@ -1,10 +1,10 @@
 """Starting, finding and stopping a real single-node OpenSearch or Elasticsearch on 127.0.0.1.
 
 Why: tests and the default local run need a *real* engine (same analyzers, BM25, query
-semantics and, on OpenSearch 2.x, the same security manager as production). OpenSearch runs
-as its stock distribution (`distribution.py`, `stock.py`): fetched from Maven Central, started
-by its own ``bin/opensearch``, with the cogr plugin installed from its zip. Elasticsearch
-runs from the Java launcher in ``plugins/es-node`` (Maven Central jars). This module runs
+semantics and, on OpenSearch 2.x, the same security manager as production). Both engines run
+as their stock distributions (`distribution.py`, `stock.py`): fetched from Maven Central,
+started by their own ``bin/opensearch`` or ``bin/elasticsearch``, with the project's plugin
+installed from its zip (the cogr plugin; for Elasticsearch the root endpoint). This module runs
 either in the background and records it (``record.py``) so that later processes reuse or
 stop exactly that node.
 
@@ -31,10 +31,10 @@ import base64
 import contextlib
 import datetime as _dt
 import errno
+import http.client
 import json
 import os
 import re
-import shutil
 import socket
 import ssl
 import subprocess
@@ -45,8 +45,7 @@ from pathlib import Path
 import psutil
 
 from cogr_search.localnode import security, stock
-from cogr_search.localnode.build import ensure_built, file_lock
-from cogr_search.localnode.java import jdk_for
+from cogr_search.localnode.build import file_lock
 from cogr_search.localnode.launchers import HOST, LAUNCHERS, OPENSEARCH, TRANSPORT_OFFSET, Launcher, LocalNodeError
 from cogr_search.localnode.record import (
     NodeInfo,
@@ -60,8 +59,6 @@ from cogr_search.localnode.record import (
     write_record,
 )
 
-# The launcher prints exactly this, then the URL, once the node has started.
-STARTED_MARKER = "COGR_NODE_STARTED"
 # How often start/stop look at the process and the log; short, so waits end promptly.
 POLL_INTERVAL_S = 0.2
 _HEAP_RE = re.compile(r"^[1-9][0-9]*[kKmMgG]?$")
@@ -100,8 +97,9 @@ def _process(pid: int) -> psutil.Process | None:
 def _our_node(record: dict, home: Path) -> psutil.Process | None:
     """The recorded process if it is *this* home's launcher, not a process that reused the pid.
 
-    Identity: the same start time as recorded (when the record has one) and the
-    recorded engine's launcher main class with this ``--home`` on its command line.
+    Identity: the same start time as recorded (when the record has one), and the recorded
+    engine's main class and this home's config folder (``-D...path.conf=``) on its
+    command line.
     """
     proc = _process(int(record["pid"]))
     if proc is None:
@@ -114,16 +112,8 @@ def _our_node(record: dict, home: Path) -> psutil.Process | None:
     except psutil.Error:
         return None
     engine = record_engine(record)
-    if engine.main_class not in argv:
+    if engine.main_class not in argv or stock.conf_argument(home, engine) not in argv:
         return None
-    if engine.stock:
-        return proc if stock.conf_argument(home) in argv else None
-    if "--home" in argv:
-        i = argv.index("--home")
-        if i + 1 < len(argv):
-            with contextlib.suppress(OSError):
-                if Path(argv[i + 1]).resolve() != home:
-                    return None
     return proc
 
 
@@ -160,8 +150,8 @@ def _get_json(url: str, timeout: float, auth: security.Credentials | None = None
     try:
         with urllib.request.urlopen(request, timeout=timeout, context=context) as resp:  # noqa: S310 (our node)
             body = json.loads(resp.read())
-    except (OSError, ValueError):  # refused, reset, timeout, HTTP error status, TLS, not JSON
-        return None
+    except (OSError, ValueError, http.client.HTTPException):  # refused, reset, timeout, error status, TLS,
+        return None  # not JSON, or not HTTP at all (another program took the port)
     return body if isinstance(body, dict) else None
 
 
@@ -198,18 +188,6 @@ def _last_meaningful_line(path: Path) -> str:
     return "(no output)"
 
 
-def _read_marker(out_path: Path) -> str | None:
-    """The URL from the launcher's started line, once it has been written."""
-    try:
-        text = out_path.read_text(errors="replace")
-    except OSError:
-        return None
-    for line in text.splitlines():
-        if line.startswith(STARTED_MARKER + " "):
-            return line[len(STARTED_MARKER) + 1 :].strip()
-    return None
-
-
 def start(
     home: Path,
     port: int = 9200,
@@ -217,6 +195,7 @@ def start(
     timeout: float = 180.0,
     engine: Launcher = OPENSEARCH,
     peers: stock.Peers | None = None,
+    extras: stock.NodeExtras = stock.NodeExtras(),
 ) -> NodeInfo:
     """Start the ``engine`` node of ``home`` in the background and wait until it answers yellow.
 
@@ -227,7 +206,8 @@ def start(
     JVM started in its own session with ``-Xms``/``-Xmx`` = ``heap`` and output in
     ``<home>/logs/node.out``, and this call waits up to ``timeout`` seconds for the
     started line and a yellow cluster (``peers``: the node joins a multi-node cluster,
-    `multinode.py`, and is ready once that cluster is yellow). Raises ``LocalNodeError`` on a busy port, a failed
+    `multinode.py`, and is ready once that cluster is yellow; ``extras``: settings, keystore
+    entries and config files a stock node gets before it starts). Raises ``LocalNodeError`` on a busy port, a failed
     build, a JVM that dies (with its last log line) or a timeout (the JVM is then stopped).
     """
     home = norm_home(home)
@@ -260,14 +240,7 @@ def start(
                 "choose another HTTP port"
             )
 
-        if engine.stock:
-            return _launch_stock(home, port, heap, timeout, engine, peers)
-        jar = ensure_built(engine=engine)
-        jdk = jdk_for(engine)
-        java = jdk.java if jdk is not None else shutil.which("java")
-        if java is None:
-            raise LocalNodeError(f"'java' is not on PATH: the local {engine.label} node needs Java 17+")
-        return _launch(home, port, heap, timeout, java, jar, engine)
+        return _launch_stock(home, port, heap, timeout, engine, peers, extras)
 
 
 # The launcher key of the line whose node last wrote a home's data.
@@ -330,10 +303,11 @@ def _reuse_existing(home: Path, timeout: float) -> NodeInfo | None:
 
 
 def _launch_stock(
-    home: Path, port: int, heap: str, timeout: float, engine: Launcher, peers: stock.Peers | None
+    home: Path, port: int, heap: str, timeout: float, engine: Launcher, peers: stock.Peers | None,
+    extras: stock.NodeExtras = stock.NodeExtras(),
 ) -> NodeInfo:
     """Start the stock distribution of ``engine`` by its own ``bin/`` script (`stock.py`)."""
-    command = stock.prepare(home, port, heap, engine, peers)
+    command = stock.prepare(home, port, heap, engine, peers, extras)
     out_path = command.logs / "node.out"
     if out_path.exists():
         os.replace(out_path, command.logs / "node.out.prev")
@@ -362,49 +336,6 @@ def _launch_stock(
     return _record_started(home, proc, engine, port, url, heap, time.monotonic() - started, user=command.user.name)
 
 
-def _launch(home: Path, port: int, heap: str, timeout: float, java: str, jar: Path, engine: Launcher) -> NodeInfo:
-    logs = home / "logs"
-    logs.mkdir(parents=True, exist_ok=True)
-    out_path = logs / "node.out"
-    if out_path.exists():
-        os.replace(out_path, logs / "node.out.prev")  # keep the last run's output for diagnosis
-    classpath = f"{jar}{os.pathsep}{jar.parent / 'lib'}{os.sep}*"
-    cmd = [
-        java,
-        f"-Xms{heap}",
-        f"-Xmx{heap}",
-        # A node that ran out of heap is of no use to anyone: exit, so start/status notice.
-        "-XX:+ExitOnOutOfMemoryError",
-        "-Djava.awt.headless=true",
-        "-Dfile.encoding=UTF-8",
-        "-cp",
-        classpath,
-        engine.main_class,
-        "--home",
-        str(home),
-        "--http-port",
-        str(port),
-    ]
-    # Marked before the JVM can write any data: from now on the home is this line's.
-    (home / LINE_FILE).write_text(engine.key + "\n")
-    started = time.monotonic()
-    with open(out_path, "wb") as out:
-        # Its own session: the node outlives this process and a Ctrl-C in the terminal
-        # that started it; stop() ends it by pid.
-        proc = subprocess.Popen(
-            cmd, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT, start_new_session=True, cwd=home
-        )
-    _CHILDREN[proc.pid] = proc
-    try:
-        url = _wait_started(proc, out_path, port, started + timeout, timeout, engine)
-    except BaseException:
-        node = _process(proc.pid)
-        if node is not None:
-            _terminate(node, grace=20.0)
-        raise
-    return _record_started(home, proc, engine, port, url, heap, time.monotonic() - started)
-
-
 def _record_started(
     home: Path, proc: subprocess.Popen[bytes], engine: Launcher, port: int, url: str, heap: str, start_seconds: float,
     user: str | None = None,
@@ -424,7 +355,6 @@ def _record_started(
         "heap": heap,
         "transport_port": port + TRANSPORT_OFFSET,
         "version": _version(url, auth=security.credentials(home)),
-        "stock": engine.stock,
     }
     if user is not None:
         record["user"] = user
@@ -460,26 +390,6 @@ def _check_alive(proc: subprocess.Popen[bytes], out_path: Path, engine: Launcher
             f"the {engine.label} node exited with status {rc} while starting: "
             f"{_last_meaningful_line(out_path)} (full output: {out_path})"
         )
-
-
-def _wait_started(
-    proc: subprocess.Popen[bytes], out_path: Path, port: int, deadline: float, timeout: float, engine: Launcher
-) -> str:
-    """Poll until the started line is out and the cluster is yellow; return the URL."""
-    url: str | None = None
-    while True:
-        _check_alive(proc, out_path, engine)
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
-            raise LocalNodeError(
-                f"the {engine.label} node on port {port} did not become ready within {timeout:g}s; "
-                f"last output: {_last_meaningful_line(out_path)} (see {out_path})"
-            )
-        if url is None:
-            url = _read_marker(out_path)
-        if url is not None and _health_ok(url, min(2.0, max(remaining, 0.1))):
-            return url
-        time.sleep(POLL_INTERVAL_S)
 
 
 # --------------------------------------------------------------------------- stop

@@ -59,7 +59,7 @@ def credentials(home: Path) -> Credentials | None:
 
 def prepare(home: Path, config: Path, dist: Path, env: dict[str, str]) -> list[str]:
     """Write what the secured node needs into ``config`` (once); return its yml lines."""
-    _certificates(config)
+    make_certificates(config)
     shutil.copyfile(config / CA_NAME, home / CA_NAME)  # readable by the caller, for clients
     password = _password(home)
     security = config / SECURITY_CONFIG
@@ -134,8 +134,10 @@ def _roles_mapping() -> str:
     )
 
 
-def _certificates(config: Path) -> None:
-    """CA, node and admin certificates (PKCS#8 keys), made once per node."""
+def make_certificates(config: Path) -> None:
+    """CA (``ca.pem``), node (``node.pem``, ``node-key.pem``: a server for ``localhost`` and
+    ``127.0.0.1``) and admin certificates (PKCS#8 keys), made once per folder. Also what
+    the expansion service's TLS tests serve with."""
     if (config / "node.pem").is_file():
         return
     _openssl(config, "genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048", "-out", "ca-key.pem")

@@ -17,12 +17,14 @@ owned by that user, and ``<home>/node`` links to it.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import shutil
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from cogr_search.localnode import security
+from cogr_search.localnode import keystore, security
 from cogr_search.localnode.distribution import ensure_distribution, java_env
 from cogr_search.localnode.launchers import HOST, TRANSPORT_OFFSET, Launcher
 from cogr_search.localnode.service_user import NodeUser, node_user
@@ -38,6 +40,21 @@ class Peers:
     name: str
     names: tuple[str, ...]
     transport_ports: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class NodeExtras:
+    """What a caller adds to a node before it starts (a plugin's settings, as an operator
+    would): ``settings`` lines for ``opensearch.yml``, ``secure_settings`` for its keystore
+    (`keystore.py`), and ``files`` copied into its config folder under the given names (a CA
+    file a setting names; the node may read only its config folder)."""
+
+    settings: Mapping[str, str] = field(default_factory=dict)
+    secure_settings: Mapping[str, str] = field(default_factory=dict)
+    files: Mapping[str, Path] = field(default_factory=dict)
+
+    def yml_lines(self) -> list[str]:
+        return [f"{key}: {json.dumps(value)}" for key, value in self.settings.items()]  # JSON strings are YAML
 
 
 @dataclass(frozen=True)
@@ -73,16 +90,18 @@ def data_dir(home: Path) -> Path:
     return runtime_dir(home) / "data"
 
 
-def conf_argument(home: Path) -> str:
+def conf_argument(home: Path, engine: Launcher) -> str:
     """The argument on the node's command line that names its config folder: how a pid is
     recognised as this home's node (the script passes it to the JVM)."""
-    return f"-Dopensearch.path.conf={runtime_dir(home) / 'config'}"
+    return f"-D{engine.conf_property}={runtime_dir(home) / 'config'}"
 
 
-def prepare(home: Path, port: int, heap: str, engine: Launcher, peers: Peers | None = None) -> NodeCommand:
+def prepare(home: Path, port: int, heap: str, engine: Launcher, peers: Peers | None = None,
+            extras: NodeExtras = NodeExtras()) -> NodeCommand:
     """Lay out the node's runtime folder for ``port`` and ``heap``; return how to start it.
 
-    Without ``peers`` the node is a cluster of its own; with them it joins theirs."""
+    Without ``peers`` the node is a cluster of its own; with them it joins theirs.
+    ``extras``: the caller's settings, keystore entries and config files."""
     user = node_user()
     dist = ensure_distribution(engine, user)
     runtime = runtime_dir(home, user)
@@ -96,18 +115,22 @@ def prepare(home: Path, port: int, heap: str, engine: Launcher, peers: Peers | N
     )
     env = java_env(engine)
     secured = security.prepare(home, config, dist, env) if engine.secure else []
-    (config / "opensearch.yml").write_text(_settings(port, runtime, peers) + "".join(f"{line}\n" for line in secured))
+    (config / engine.settings_file).write_text(_settings(port, runtime, engine, peers, [*secured, *extras.yml_lines()]))
+    for name, source in extras.files.items():
+        shutil.copyfile(source, config / name)
     if not user.is_caller:
         user.give(runtime)
         link = home / LINK
         if not link.is_symlink():
             link.symlink_to(runtime, target_is_directory=True)
-    env["OPENSEARCH_PATH_CONF"] = str(config)
-    env.pop("OPENSEARCH_JAVA_OPTS", None)  # the heap comes from --heap, nothing else
+    keystore.put(dist, config, env, user, engine, extras.secure_settings)
+    env[engine.conf_variable] = str(config)
+    for variable in ("OPENSEARCH_JAVA_OPTS", "ES_JAVA_OPTS"):
+        env.pop(variable, None)  # the heap comes from --heap, nothing else
     if user.home is not None:
         env["HOME"] = str(user.home)
     return NodeCommand(
-        argv=[str(dist / "bin" / "opensearch")], env=env, cwd=runtime, logs=runtime / "logs", user=user
+        argv=[str(dist / "bin" / engine.script)], env=env, cwd=runtime, logs=runtime / "logs", user=user
     )
 
 
@@ -139,8 +162,11 @@ def _discovery(peers: Peers | None) -> list[str]:
     ]
 
 
-def _settings(port: int, runtime: Path, peers: Peers | None = None) -> str:
-    """opensearch.yml of a loopback node."""
+def _settings(
+    port: int, runtime: Path, engine: Launcher, peers: Peers | None = None, extra_lines: list[str] | None = None
+) -> str:
+    """opensearch.yml (elasticsearch.yml) of a loopback node: the shared settings, the line's
+    own, then ``extra_lines`` (a secured node's, the caller's)."""
     single = peers is None
     return "\n".join(
         [
@@ -154,9 +180,9 @@ def _settings(port: int, runtime: Path, peers: Peers | None = None) -> str:
             f"path.logs: {runtime / 'logs'}",
             # A laptop's or CI's disk is often past the default 85-90% watermarks.
             "cluster.routing.allocation.disk.threshold_enabled: false",
-            # One node cannot host replicas: an index created without a replica count would
-            # leave the cluster yellow for good.
-            *(["cluster.default_number_of_replicas: 0"] if single else []),
+            *engine.node_settings,
+            *(engine.single_node_settings if single else ()),
+            *(extra_lines or []),
             "",
         ]
     )

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from cogr_search.errors import InputError
 from cogr_search.keywords import DEFAULT_K_MAX, NORMALIZATION_VERSION
@@ -99,6 +99,10 @@ class Phase1Config(_Document):
         default=NORMALIZATION_VERSION, description="Version of keyword normalization the run trained with."
     )
     max_items: int | None = Field(default=None, ge=1)
+    items_sample: int | None = Field(
+        default=None, ge=1,
+        description="Train on a seeded sample of N catalog items holding every judged item of the training queries.",
+    )
     max_queries: int | None = Field(default=None, ge=1)
     val_fraction: float = Field(default=0.1, ge=0, lt=1, description="Queries held out (0: train on all).")
     seed: int = 0
@@ -113,6 +117,12 @@ class Phase1Config(_Document):
     )
     generation: GenerationConfig = GenerationConfig()
     sft: SFTConfig = SFTConfig()
+
+    @model_validator(mode="after")
+    def _one_item_cap(self) -> Phase1Config:
+        if self.items_sample is not None and self.max_items is not None:
+            raise ValueError("items_sample (--items) and max_items (--max-items) both cap the items: give one")
+        return self
 
     @field_validator("query_context")
     @classmethod
@@ -172,6 +182,11 @@ class Phase2Config(_Document):
     )
     item_reward: Literal["marginal", "transposed"] = Field(
         default="marginal", description="marginal: Eq. 2.3; transposed: item-centric F over Q_ret(i) (Table 3)."
+    )
+    diversity_weight: float = Field(
+        default=0.0, ge=0,
+        description="R4T's diversity term: query reward F_beta + w * Vendi score of the keyword set's MiniLM "
+        "embeddings / set size (0: off; needs the dense extra).",
     )
     max_queries: int | None = Field(default=None, ge=1, description="Training queries used for query-side GRPO.")
     max_items: int | None = Field(default=None, ge=1, description="Items used for item-side GRPO.")

@@ -43,6 +43,20 @@ and round (`RunDir.model_tag`: run name + round + item weights hash); a document
 
 `GET /openapi.json`  the OpenAPI document of these routes.
 
+`GET /`
+    200 {"service": "cogr-search expansion service", "routes": [...], "openapi": "/openapi.json"}
+    so that a person (or `cogr-search`, given this URL as a cluster by mistake) can tell
+    what answers here.
+`GET /metrics`
+    200 the Prometheus text format (`serve/prometheus.py`): requests and latency per route,
+        texts, cache hits, generation calls, overloads, timeouts and failures per side,
+        labelled with the expander that answered.
+
+Authentication (`serve --token-file F`): every route but `/health` (and `/metrics`
+unless `--metrics-auth`) wants `Authorization: Bearer <the file's content>`, else
+    401 {"error": "missing bearer token: ..."} or {"error": "wrong bearer token: ..."}.
+TLS (`serve --tls-cert C --tls-key K`): the same routes over https.
+
 Errors: a JSON body {"error": "<one line naming the field and index>"} and
     400  body not UTF-8, not JSON, or not the shape above; an empty text or title
     413  too many texts/items, a text over its length limit, a body over `max_body_bytes`
@@ -67,8 +81,11 @@ from fastapi.openapi.utils import get_openapi
 from fastapi.responses import Response
 from pydantic import BaseModel, Field
 
+from cogr_search.cluster.root_probe import SERVICE_NAME
+from cogr_search.serve.auth import OPEN_PATHS, BearerAuth
 from cogr_search.serve.batcher import GenerationFailed, GenerationTimeout, Overloaded
 from cogr_search.serve.limits import RequestError, item_inputs, parse_body, query_texts
+from cogr_search.serve.prometheus import METRICS_PATH, RequestMetrics, exposition, new_registry
 from cogr_search.serve.service import ExpansionService
 
 JSON = "application/json"
@@ -122,8 +139,11 @@ def _request_body(model: type[BaseModel]) -> dict:
     return {"requestBody": {"required": True, "content": {JSON: {"schema": ref}}}}
 
 
-def create_app(service: ExpansionService) -> FastAPI:
-    """The ASGI app; `service`'s expander must already be loaded (health means ready)."""
+def create_app(service: ExpansionService, token: str | None = None, metrics_auth: bool = False) -> FastAPI:
+    """The ASGI app; `service`'s expander must already be loaded (health means ready).
+
+    `token`: callers must send it as a bearer token (`/health` stays open; `/metrics`
+    too unless `metrics_auth`)."""
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -134,7 +154,7 @@ def create_app(service: ExpansionService) -> FastAPI:
             await service.stop()
 
     app = FastAPI(
-        title="cogr-search expansion service",
+        title=SERVICE_NAME,
         version="1",
         description=(__doc__ or "").split("\n\n")[0],
         lifespan=lifespan,
@@ -152,9 +172,27 @@ def create_app(service: ExpansionService) -> FastAPI:
         items = item_inputs(parse_body(await request.body(), service.limits), service.limits)
         return _json({"keywords": await service.expand_items(items), **service.identity()})
 
+    @app.get("/")
+    async def root() -> Response:
+        return _json({"service": SERVICE_NAME, "openapi": "/openapi.json",
+                      "routes": ["POST /v1/expand/query", "POST /v1/expand/item", "GET /health"]})
+
     @app.get("/health")
     async def health() -> Response:
         return _json(service.health())
+
+    registry = new_registry(service)
+
+    @app.get(METRICS_PATH, response_class=Response,
+             responses={200: {"content": {"text/plain": {}}, "description": "Prometheus text format."}})
+    async def metrics() -> Response:
+        body, content_type = exposition(registry)
+        return Response(body, media_type=content_type)
+
+    if token is not None:
+        app.add_middleware(BearerAuth, token=token,
+                           open_paths=OPEN_PATHS if metrics_auth else OPEN_PATHS | {METRICS_PATH})
+    app.add_middleware(RequestMetrics, registry=registry)  # outermost: 401s are counted too
 
     @app.exception_handler(RequestError)
     async def refused(request: Request, err: RequestError) -> Response:

@@ -82,6 +82,7 @@ class Counters:
     generated_texts: int = 0
     timeouts: int = 0
     failures: int = 0
+    overloads: int = 0
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -150,6 +151,7 @@ class Batcher(Generic[T, R]):
             future = self._in_flight.get(key)
             if future is None:
                 if len(self._in_flight) >= self.max_pending:
+                    counters.overloads += 1
                     raise Overloaded(f"{len(self._in_flight)} texts are waiting for the model; retry later")
                 future = loop.create_future()
                 self._in_flight[key] = future

@@ -87,11 +87,20 @@ class CogrSearch:
         return cls(client, chosen, index=index)
 
     @classmethod
-    def from_service(cls, client: Any, url: str, *, index: str | None = None, timeout_s: float = 60.0) -> CogrSearch:
-        """Expand through a running `cogr-search serve` at `url`."""
+    def from_service(cls, client: Any, url: str, *, index: str | None = None, timeout_s: float = 60.0,
+                     token: str | None = None, ca_certs: Path | None = None) -> CogrSearch:
+        """Expand through a running `cogr-search serve` at `url`, sending `token` as a bearer
+        token and trusting `ca_certs` for https (both unset: `COGR_SERVICE_TOKEN` (or
+        `_TOKEN_FILE`) and `COGR_SERVICE_CA_CERTS`, when set)."""
+        from cogr_search.serve.auth import service_token
         from cogr_search.serve.expander import ServiceExpander
+        from cogr_search.settings import load_settings
 
-        return cls(client, ServiceExpander(url, timeout_s=timeout_s), index=index)
+        if token is None or ca_certs is None:
+            settings = load_settings()
+            token = token if token is not None else service_token(settings)
+            ca_certs = ca_certs if ca_certs is not None else settings.service_ca_certs
+        return cls(client, ServiceExpander(url, timeout_s=timeout_s, token=token, ca_certs=ca_certs), index=index)
 
     # -- expansion -------------------------------------------------------------------
     def expand_many(self, texts: Sequence[str]) -> list[list[str]]:

@@ -12,16 +12,20 @@ from __future__ import annotations
 
 import json
 import os
+import ssl
 import threading
 import urllib.error
 import urllib.request
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from cogr_search.errors import CogrError
 from cogr_search.generators.query_context import ContextSource
 from cogr_search.cluster.documents import ItemLike
+
+if TYPE_CHECKING:
+    from cogr_search.runs.run_dir import RunDir
 
 
 class Expander(Protocol):
@@ -127,11 +131,19 @@ class StoredExpander:
 
 
 class ServiceExpander:
-    """A running `cogr-search serve`, reached over HTTP with the standard library."""
+    """A running `cogr-search serve`, reached over HTTP(S) with the standard library.
 
-    def __init__(self, url: str, timeout_s: float = 60.0) -> None:
+    `token` goes out as `Authorization: Bearer` on every call; `ca_certs` is the CA that
+    signed an https service's certificate (unset: the system's CAs)."""
+
+    def __init__(self, url: str, timeout_s: float = 60.0, *, token: str | None = None,
+                 ca_certs: Path | None = None) -> None:
         self.url = url.rstrip("/")
         self.timeout_s = timeout_s
+        self._headers = {"Content-Type": "application/json"}
+        if token is not None:
+            self._headers["Authorization"] = f"Bearer {token}"
+        self._context = service_tls(ca_certs) if self.url.startswith("https://") else None
         health = self._call("GET", "/health")
         self.run = str(health["run"])
         self.round = int(health["round"])
@@ -141,11 +153,9 @@ class ServiceExpander:
 
     def _call(self, method: str, path: str, payload: dict | None = None) -> dict:
         data = None if payload is None else json.dumps(payload).encode()
-        request = urllib.request.Request(
-            self.url + path, data=data, method=method, headers={"Content-Type": "application/json"}
-        )
+        request = urllib.request.Request(self.url + path, data=data, method=method, headers=self._headers)
         try:
-            with urllib.request.urlopen(request, timeout=self.timeout_s) as response:
+            with urllib.request.urlopen(request, timeout=self.timeout_s, context=self._context) as response:
                 return json.loads(response.read())
         except urllib.error.HTTPError as err:
             raise CogrError(f"expansion service {self.url}{path}: HTTP {err.code}: {_error_line(err)}") from None
@@ -232,17 +242,34 @@ def open_expander(run: str | Path, round_: int | None = None, *, expander: str =
     """The run's expander for `round_`: its students when the round has them (`auto`) or
     when asked (`student`, refused without them), else the LLM generators (`llm`, which
     needs the `train` extra). `llm_options` go to `RunExpander` only."""
+    run_dir, chosen, students = check_expander(run, round_, expander, runs_dir)
+    if students:
+        return StudentExpander(run_dir.root, chosen, sides=sides)
+    return RunExpander(run, round_, runs_dir=runs_dir, sides=sides, **llm_options)  # type: ignore[arg-type]
+
+
+def check_expander(run: str | Path, round_: int | None, expander: str = "auto",
+                   runs_dir: Path | None = None) -> tuple[RunDir, int, bool]:
+    """The run, its round and whether its students answer, without loading a model: what a
+    command checks before it writes anything that a missing run or round would strand."""
     from cogr_search.generators.students.distill import has_students
     from cogr_search.runs.run_dir import RunDir
 
     if expander not in EXPANDERS:
         raise CogrError(f"--expander {expander!r}: expected one of {', '.join(EXPANDERS)}")
-    if expander != "llm":
-        run_dir = RunDir.open(run, runs_dir)
-        chosen = run_dir.require_round(round_)
-        if expander == "student" or has_students(run_dir, chosen):
-            return StudentExpander(run_dir.root, chosen, sides=sides)
-    return RunExpander(run, round_, runs_dir=runs_dir, sides=sides, **llm_options)  # type: ignore[arg-type]
+    run_dir = RunDir.open(run, runs_dir)
+    chosen = run_dir.require_round(round_)
+    return run_dir, chosen, expander == "student" or (expander == "auto" and has_students(run_dir, chosen))
+
+
+def service_tls(ca_certs: Path | None) -> ssl.SSLContext:
+    """A verifying client context for an https service: its CA when given, else the system's."""
+    if ca_certs is None:
+        return ssl.create_default_context()
+    try:
+        return ssl.create_default_context(cafile=str(ca_certs))
+    except (OSError, ssl.SSLError) as err:
+        raise CogrError(f"service CA {ca_certs}: {getattr(err, 'strerror', None) or err}") from None
 
 
 def _error_line(err: urllib.error.HTTPError) -> str:

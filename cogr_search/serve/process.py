@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import socket
+import ssl
 import subprocess
 import sys
 import tempfile
@@ -32,25 +33,39 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def http_json(method: str, url: str, payload: object = None, raw: bytes | None = None,
-              timeout: float = 120.0) -> tuple[int, dict]:
+def http_bytes(method: str, url: str, data: bytes | None = None, timeout: float = 120.0,
+               headers: Mapping[str, str] | None = None, context: ssl.SSLContext | None = None) -> tuple[int, bytes]:
+    """(status, body) of one request; HTTP error statuses are answers, not exceptions."""
+    request = urllib.request.Request(url, data=data, method=method,
+                                     headers={"Content-Type": "application/json", **(headers or {})})
+    try:
+        with urllib.request.urlopen(request, timeout=timeout, context=context) as response:
+            return response.status, response.read()
+    except urllib.error.HTTPError as err:
+        return err.code, err.read()
+
+
+def http_json(method: str, url: str, payload: object = None, raw: bytes | None = None, timeout: float = 120.0,
+              headers: Mapping[str, str] | None = None, context: ssl.SSLContext | None = None) -> tuple[int, dict]:
     """(status, JSON body) of one request; HTTP error statuses are answers, not exceptions."""
     data = raw if raw is not None else (None if payload is None else json.dumps(payload).encode())
-    request = urllib.request.Request(url, data=data, method=method, headers={"Content-Type": "application/json"})
-    try:
-        with urllib.request.urlopen(request, timeout=timeout) as response:
-            return response.status, json.loads(response.read())
-    except urllib.error.HTTPError as err:
-        return err.code, json.loads(err.read())
+    status, body = http_bytes(method, url, data, timeout, headers, context)
+    return status, json.loads(body)
 
 
 class ServiceProcess:
-    """`python -m cogr_search.cli serve --run RUN --port P OPTIONS...` on a free port."""
+    """`python -m cogr_search.cli serve --run RUN --port P OPTIONS...` on a free port.
+
+    `token`: sent as a bearer token by this object's calls (the service's own `--token-file`
+    is among `options`); `ca_certs`: the service serves https (`--tls-cert`) signed by it."""
 
     def __init__(self, run: str | Path, *options: str, env: Mapping[str, str] | None = None,
-                 deadline_s: float = START_DEADLINE_S) -> None:
+                 deadline_s: float = START_DEADLINE_S, token: str | None = None,
+                 ca_certs: Path | None = None) -> None:
         self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
+        self.url = f"{'https' if ca_certs is not None else 'http'}://127.0.0.1:{self.port}"
+        self.headers = {"Authorization": f"Bearer {token}"} if token is not None else {}
+        self.context = ssl.create_default_context(cafile=str(ca_certs)) if ca_certs is not None else None
         self.args = [sys.executable, "-m", "cogr_search.cli", "serve", "--run", str(run), "--port", str(self.port),
                      *options]
         self.env = dict(env) if env is not None else dict(os.environ)
@@ -69,7 +84,7 @@ class ServiceProcess:
                 lines = self._log.read().strip().splitlines()
                 raise CogrError(f"the service exited with {self.process.returncode}: {lines[-1] if lines else ''}")
             try:
-                if http_json("GET", self.url + "/health", timeout=2)[0] == 200:
+                if http_json("GET", self.url + "/health", timeout=2, context=self.context)[0] == 200:
                     return self
             except OSError:
                 pass
@@ -90,10 +105,17 @@ class ServiceProcess:
             self._log = None
 
     def health(self) -> dict:
-        return http_json("GET", self.url + "/health")[1]
+        return http_json("GET", self.url + "/health", context=self.context)[1]
 
     def post(self, route: str, payload: object = None, raw: bytes | None = None, timeout: float = 120.0) -> tuple[int, dict]:
-        return http_json("POST", self.url + route, payload, raw, timeout=timeout)
+        return http_json("POST", self.url + route, payload, raw, timeout=timeout, headers=self.headers,
+                         context=self.context)
+
+    def get_text(self, route: str, headers: Mapping[str, str] | None = None) -> tuple[int, str]:
+        """(status, text) of `GET route` (`/metrics`), with this object's token unless `headers` say otherwise."""
+        status, body = http_bytes("GET", self.url + route, headers=self.headers if headers is None else headers,
+                                  context=self.context)
+        return status, body.decode("utf-8")
 
     def expand(self, texts: Sequence[str], timeout: float = 120.0) -> list[list[str]]:
         """Keyword sets for `texts`; `CogrError` (one line) when the service fails or is too slow."""

@@ -8,7 +8,9 @@ than the requests.
 from __future__ import annotations
 
 import socket
+import ssl
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from cogr_search.errors import CogrError
@@ -26,6 +28,35 @@ def check_port(host: str, port: int) -> None:
             raise CogrError(f"cannot listen on {host}:{port}: {err.strerror}") from None
 
 
+@dataclass(frozen=True)
+class Security:
+    """How the service is protected: a bearer token, TLS files, whether /metrics needs the token."""
+
+    token: str | None = None
+    tls_cert: Path | None = None
+    tls_key: Path | None = None
+    metrics_auth: bool = False
+
+    @property
+    def scheme(self) -> str:
+        return "https" if self.tls_cert is not None else "http"
+
+    def check_tls(self) -> None:
+        """A one-line error now for a missing, unreadable or mismatched certificate or key,
+        rather than uvicorn's traceback after the model has loaded."""
+        if (self.tls_cert is None) != (self.tls_key is None):
+            raise CogrError("--tls-cert and --tls-key go together")
+        if self.tls_cert is None or self.tls_key is None:
+            return
+        for path in (self.tls_cert, self.tls_key):
+            if not path.is_file():
+                raise CogrError(f"TLS file {path}: not found")
+        try:
+            ssl.create_default_context(ssl.Purpose.CLIENT_AUTH).load_cert_chain(self.tls_cert, self.tls_key)
+        except (ssl.SSLError, OSError) as err:
+            raise CogrError(f"TLS files {self.tls_cert}, {self.tls_key}: {err.strerror or err}") from None
+
+
 def serve(
     run: str | Path,
     round_: int | None = None,
@@ -36,6 +67,7 @@ def serve(
     config: ServiceConfig = ServiceConfig(),
     limits: Limits = Limits(),
     expander_options: dict | None = None,
+    security: Security = Security(),
     echo: Callable[[str], None] = print,
 ) -> None:
     """Load `run`'s expander of `round_` (default: latest; its students unless
@@ -46,11 +78,15 @@ def serve(
     from cogr_search.serve.expander import open_expander
 
     check_port(host, port)
+    security.check_tls()
     expander = open_expander(run, round_, runs_dir=runs_dir, **(expander_options or {}))
     try:
         service = ExpansionService(expander, config, limits)
+        guarded = ", bearer token required" if security.token is not None else ""
         echo(f"serving run {expander.run!r} round {expander.round} with its {expander.kind} expander "
-             f"({expander.model}) on http://{host}:{port}")
-        uvicorn.run(create_app(service), host=host, port=port, log_level="warning", access_log=False)
+             f"({expander.model}) on {security.scheme}://{host}:{port}{guarded}")
+        app = create_app(service, token=security.token, metrics_auth=security.metrics_auth)
+        tls = {"ssl_certfile": str(security.tls_cert), "ssl_keyfile": str(security.tls_key)} if security.tls_cert else {}
+        uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False, **tls)
     finally:
         expander.close()

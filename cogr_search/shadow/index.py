@@ -13,6 +13,7 @@ short postings for the rest), so counting a candidate's retrieved set never sort
 from __future__ import annotations
 
 import sys
+from array import array
 from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
@@ -21,7 +22,7 @@ from cogr_search.errors import InputError
 from cogr_search.keywords import DEFAULT_K_MAX, representation, term
 from cogr_search.metrics import QueryResult
 from cogr_search.shadow.bm25 import BM25Index, Bm25Variant, boost_factor
-from cogr_search.shadow.postings import Postings, Vocabulary, csr_from_rows, transpose_csr
+from cogr_search.shadow.postings import CsrBuilder, Postings, Vocabulary, transpose_csr
 
 class ItemIndex:
     """Items' keyword sets as CSR arrays, the inverted index over them, lazy BM25 stats."""
@@ -78,32 +79,37 @@ class ItemIndex:
             raise InputError(
                 f"keywords for {len(unknown)} item(s) not in the catalog, e.g. {unknown[0]!r}"
             )
-        reps: list[list[str]] = []
-        title_keywords: list[str] = []
-        for item_id, title in titles.items():
-            reps.append(representation(item_keywords.get(item_id, ()), title, k_max))
-            title_keywords.append(term(title) if title else "")
+        reps = (representation(item_keywords.get(item_id, ()), title, k_max) for item_id, title in titles.items())
+        title_keywords = (term(title) if title else "" for title in titles.values())
         return cls.from_representations(list(titles), reps, title_keywords, k_max, dense_min_df, bm25_variant)
 
     @classmethod
     def from_representations(
         cls,
         item_ids: list[str],
-        reps: Sequence[Sequence[str]],
-        title_keywords: Sequence[str],
+        reps: Iterable[Sequence[str]],
+        title_keywords: Iterable[str],
         k_max: int,
         dense_min_df: int = 0,
         bm25_variant: Bm25Variant = "legacy",
     ) -> "ItemIndex":
-        """Index final, normalized representations as they are (no truncation)."""
+        """Index final, normalized representations as they are (no truncation).
+
+        `reps` and `title_keywords` may be iterators: each representation is turned into
+        term ids and dropped, so a catalog's keyword strings never all live at once.
+        """
         vocab = Vocabulary()
-        rows = [vocab.add_all(rep) for rep in reps]
-        # an item's title term only counts where its representation holds it (a document
-        # that was never synced has no keywords at all, title included)
-        title_terms = np.array(
-            [vocab.ids[t] if t and t in rep else -1 for t, rep in zip(title_keywords, reps)], dtype=np.int32
-        )
-        indptr, terms = csr_from_rows(rows)
+        rows = CsrBuilder()
+        title_terms = array("i")
+        for rep, title in zip(reps, title_keywords):
+            rows.add(vocab.add_all(rep))
+            # an item's title term only counts where its representation holds it (a
+            # document that was never synced has no keywords at all, title included)
+            title_terms.append(vocab.ids[title] if title and title in rep else -1)
+        if len(rows) != len(item_ids):
+            raise InputError(f"{len(rows)} representations for {len(item_ids)} items")
+        indptr, terms = rows.arrays()
+        title_terms = np.frombuffer(title_terms, dtype=np.int32).copy()
         return cls(item_ids, vocab, indptr, terms, title_terms, k_max, dense_min_df, bm25_variant)
 
     def title_keyword(self, pos: int) -> str:

@@ -9,6 +9,7 @@ positions); the vocabulary maps normalized keyword strings to term ids.
 from __future__ import annotations
 
 import sys
+from array import array
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from itertools import chain
@@ -25,6 +26,31 @@ def csr_from_rows(rows: Sequence[Sequence[int]]) -> tuple[np.ndarray, np.ndarray
     np.cumsum(lengths, out=indptr[1:])
     values = np.fromiter((v for row in rows for v in row), dtype=np.int32, count=int(indptr[-1]))
     return indptr, values
+
+
+class CsrBuilder:
+    """Rows appended one at a time straight into flat arrays.
+
+    Building from a list of Python int lists holds a list object and a pointer per
+    value until the end (~40 bytes a value, more than the index itself at catalog
+    scale); appending to `array` buffers keeps 4 bytes a value and lets each row's
+    list be freed as soon as it is added.
+    """
+
+    def __init__(self) -> None:
+        self._indptr = array("q", [0])
+        self._values = array("i")
+
+    def add(self, row: Iterable[int]) -> None:
+        self._values.extend(row)
+        self._indptr.append(len(self._values))
+
+    def __len__(self) -> int:
+        return len(self._indptr) - 1
+
+    def arrays(self) -> tuple[np.ndarray, np.ndarray]:
+        """(indptr int64, values int32), as `csr_from_rows` returns them."""
+        return np.frombuffer(self._indptr, dtype=np.int64).copy(), np.frombuffer(self._values, dtype=np.int32).copy()
 
 
 def transpose_csr(indptr: np.ndarray, values: np.ndarray, n_cols: int) -> tuple[np.ndarray, np.ndarray]:
@@ -249,6 +275,20 @@ class Postings:
         positions = np.arange(int(ends[-1])) + (starts - ends + lengths).repeat(lengths)
         return self.members[positions], owners.repeat(lengths)
 
+    def _row_blocks(self, rows: np.ndarray, n_rows: int) -> list[tuple[int, int, int]]:
+        """(first row, start, stop) of consecutive row blocks whose scratch fits `_SCRATCH_CELLS`.
+
+        The scratch arrays hold one cell per (row, member): 64 rows over 4M items would
+        be 1 GiB of stamps. Blocks of `_SCRATCH_CELLS // n_members` rows keep them at a
+        fixed size whatever the catalog; `rows` must be ascending.
+        """
+        per_block = max(1, _SCRATCH_CELLS // max(self.n_members, 1))
+        if n_rows <= per_block:
+            return [(0, 0, len(rows))]
+        firsts = np.arange(0, n_rows + per_block, per_block)
+        bounds = rows.searchsorted(firsts).tolist()
+        return [(int(f), lo, hi) for f, lo, hi in zip(firsts.tolist(), bounds, bounds[1:]) if hi > lo]
+
     def _first_occurrence(self, rows: np.ndarray, members: np.ndarray, n_rows: int) -> np.ndarray:
         """True at exactly one occurrence of each distinct (row, member) pair.
 
@@ -257,24 +297,42 @@ class Postings:
         occurrence compares equal. Only cells written in this call are read, so the
         stamp array never needs clearing.
         """
-        if len(self._stamp) < n_rows * self.n_members:
-            self._stamp = np.zeros(n_rows * self.n_members, dtype=np.int32)
-        cells = rows * self.n_members + members
+        blocks = self._row_blocks(rows, n_rows)
+        cells_needed = min(n_rows, max(1, _SCRATCH_CELLS // max(self.n_members, 1))) * self.n_members
+        if len(self._stamp) < cells_needed:
+            self._stamp = np.zeros(cells_needed, dtype=np.int32)
         index = np.arange(len(members), dtype=np.int32)
-        self._stamp[cells] = index
-        return self._stamp[cells] == index
+        if len(blocks) == 1:
+            cells = rows * self.n_members + members
+            self._stamp[cells] = index
+            return self._stamp[cells] == index
+        keep = np.empty(len(members), dtype=bool)
+        for first, lo, hi in blocks:
+            cells = (rows[lo:hi] - first) * self.n_members + members[lo:hi]
+            self._stamp[cells] = index[lo:hi]
+            keep[lo:hi] = self._stamp[cells] == index[lo:hi]
+        return keep
 
     def contains(self, union: "Union", rows: np.ndarray, members: np.ndarray) -> np.ndarray:
-        """Whether `members[k]` is in row `rows[k]` of a union made by this index."""
+        """Whether `members[k]` is in row `rows[k]` of a union made by this index (rows ascending)."""
         found = np.zeros(len(members), dtype=bool)
         if union.dense is not None:
             found |= bits_set(union.dense, rows, members)
         if len(union.members):
-            if self._flags.shape[0] < union.n_rows:
-                self._flags = np.zeros((union.n_rows, self.n_members), dtype=bool)
-            self._flags[union.rows, union.members] = True
-            found |= self._flags[rows, members]
-            self._flags[union.rows, union.members] = False
+            per_block = max(1, _SCRATCH_CELLS // max(self.n_members, 1))
+            if self._flags.shape[0] < min(union.n_rows, per_block):
+                self._flags = np.zeros((min(union.n_rows, per_block), self.n_members), dtype=bool)
+            whole = union.n_rows <= per_block  # one block: no need to find its bounds
+            for first in range(0, union.n_rows, per_block):
+                stop = first + per_block
+                u_lo, u_hi = (0, len(union.rows)) if whole else union.rows.searchsorted((first, stop))
+                q_lo, q_hi = (0, len(rows)) if whole else rows.searchsorted((first, stop))
+                if u_lo == u_hi or q_lo == q_hi:
+                    continue
+                u_rows, u_members = union.rows[u_lo:u_hi] - first, union.members[u_lo:u_hi]
+                self._flags[u_rows, u_members] = True
+                found[q_lo:q_hi] |= self._flags[rows[q_lo:q_hi] - first, members[q_lo:q_hi]]
+                self._flags[u_rows, u_members] = False
         return found
 
     def memory_bytes(self) -> int:
@@ -287,6 +345,8 @@ class Postings:
 
 
 _MAX_ROWS = 1024
+_SCRATCH_CELLS = 1 << 24
+"""Cells of the per-call scratch arrays (64 MiB of int32 stamps): see `_row_blocks`."""
 _RAW_CACHE_MAX = 1 << 20
 
 

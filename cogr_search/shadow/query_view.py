@@ -16,6 +16,7 @@ de-duplicated here; a set with more than k_max distinct keywords is oversized.
 from __future__ import annotations
 
 import sys
+from array import array
 from collections.abc import Iterator, Mapping, Sequence
 
 import numpy as np
@@ -23,7 +24,7 @@ import numpy as np
 from cogr_search.errors import InputError
 from cogr_search.keywords import DEFAULT_K_MAX, keyword_set, representation
 from cogr_search.shadow.index import ItemIndex
-from cogr_search.shadow.postings import Postings, Union, Vocabulary, csr_from_rows, transpose_csr
+from cogr_search.shadow.postings import CsrBuilder, Postings, Union, Vocabulary, transpose_csr
 from cogr_search.shadow.rewards import (
     OVERSIZED_ITEM_REWARD,
     OVERSIZED_QUERY_REWARD,
@@ -40,6 +41,10 @@ which only pays off for very long postings."""
 
 _CHUNK = 64
 """Candidates per union: bounds the per-row scratch arrays (64 rows x members)."""
+
+_REFERENCE_CHUNK = 8
+"""Queries per union when caching reference counts: a GRPO group's rows, so the build
+needs no more item-side scratch than query rewards do."""
 
 
 class QueryView:
@@ -119,28 +124,29 @@ class QueryView:
         if unknown:
             raise InputError(f"keywords for {len(unknown)} query(ies) without text, e.g. {unknown[0]!r}")
         vocab = Vocabulary()
-        rows, rel_rows, n_rel, text_terms = [], [], [], []
-        item_vocab = item_index.vocab
+        rows, rel_rows = CsrBuilder(), CsrBuilder()
+        n_rel, text_terms = array("q"), array("q")
+        item_vocab, item_positions = item_index.vocab, item_index.positions
         for query_id, text in query_texts.items():
             rep = representation(query_keywords.get(query_id, ()), text, k_max)
-            rows.append(vocab.add_all(rep))
+            rows.add(vocab.add_all(rep))
             text_keyword = representation((), text, None)
             text_terms.append(item_vocab.get(text_keyword[0], -1) if text_keyword else -1)
             rel = relevant.get(query_id, ())
-            rel_rows.append(sorted(item_index.positions[i] for i in rel if i in item_index.positions))
+            rel_rows.add(sorted(item_positions[i] for i in rel if i in item_positions))
             n_rel.append(len(rel))
-        indptr, terms = csr_from_rows(rows)
-        rel_indptr, rel_items = csr_from_rows(rel_rows)
+        indptr, terms = rows.arrays()
+        rel_indptr, rel_items = rel_rows.arrays()
         return cls(
             item_index,
             list(query_texts),
             vocab,
             indptr,
             terms,
-            np.array(text_terms, dtype=np.int64),
+            np.frombuffer(text_terms, dtype=np.int64).copy(),
             rel_indptr,
             rel_items,
-            np.array(n_rel, dtype=np.int64),
+            np.frombuffer(n_rel, dtype=np.int64).copy(),
             k_max,
             dense_min_df=dense_min_df,
         )
@@ -154,14 +160,24 @@ class QueryView:
         return self.rel_items[self.rel_indptr[pos] : self.rel_indptr[pos + 1]]
 
     def _reference_counts(self, item_index: ItemIndex | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """(n_ret, n_tp) of every reference representation, `_REFERENCE_CHUNK` queries per union."""
         index = item_index or self.item_index
+        iget = index.vocab.get
+        to_item = np.fromiter((iget(t, -1) for t in self.postings.terms), dtype=np.int64, count=len(self.postings.terms))
+        mapped = to_item[self.query_terms]
         n = len(self.query_ids)
         n_ret = np.zeros(n, dtype=np.int64)
         n_tp = np.zeros(n, dtype=np.int64)
-        for pos in range(n):
-            terms = self.query_terms[self.query_indptr[pos] : self.query_indptr[pos + 1]]
-            item_terms = index.term_ids(self.postings.terms[t] for t in terms)
-            n_ret[pos], n_tp[pos] = index.count(item_terms, self.relevant_positions(pos))
+        for start in range(0, n, _REFERENCE_CHUNK):
+            stop = min(start + _REFERENCE_CHUNK, n)
+            term_lists = [
+                terms[terms >= 0] for terms in np.split(
+                    mapped[self.query_indptr[start] : self.query_indptr[stop]],
+                    self.query_indptr[start + 1 : stop] - self.query_indptr[start],
+                )
+            ]
+            relevant = [self.relevant_positions(pos) for pos in range(start, stop)]
+            n_ret[start:stop], n_tp[start:stop] = index.count_batch(term_lists, relevant)
         return n_ret, n_tp
 
     # ----------------------------------------------------------------- lookups

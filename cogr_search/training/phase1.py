@@ -95,21 +95,33 @@ def run_phase1(
     progress: bool = True,
     echo: Callable[[str], None] = _stderr,
     context_source: ContextSource | None = None,
+    dataset: Dataset | None = None,
 ) -> Phase1Report:
     """Run (or resume) Phase 1 in `run`; returns which steps ran and their details.
 
     `context_source` fetches search results (`opensearch.context.bm25_titles`); it is
-    needed once, for the `round-0/query_context` step of runs with `query_context`."""
+    needed once, for the `round-0/query_context` step of runs with `query_context`.
+    `dataset`: `config.data` as `check_phase1_inputs` loaded it (else loaded here, before
+    anything is written)."""
+    dataset = dataset or check_phase1_inputs(config)
     ranks = join()
     with ranks.main_only(run.lock()):
         prompts = _prepare(run, config) if ranks.is_main else None
         ranks.barrier()  # the other ranks read the run's own prompts once rank 0 wrote them
         prompts = prompts or load_prompts(run.prompts_path)
-        dataset = load_dataset(Path(config.data), config.relevance_threshold)
         ctx = _Context(config, run, prompts, dataset, progress and ranks.is_main, echo, context_source, ranks)
         steps = [(name, functools.partial(action, ctx)) for name, action in _ACTIONS.items()]
         return run_steps(run, steps, Phase1Report(run=run.root), echo, ranks=ranks,
                          collective=COLLECTIVE_STEPS.__contains__)
+
+
+def check_phase1_inputs(config: Phase1Config) -> Dataset:
+    """The data set, its split and the prompt set, checked before a run folder exists: a
+    refused run leaves nothing behind to clean up."""
+    dataset = load_dataset(Path(config.data), config.relevance_threshold)
+    select_split(dataset, config)
+    load_prompts(config.prompts)
+    return dataset
 
 
 def _prepare(run: RunDir, config: Phase1Config) -> PromptSet:
@@ -150,6 +162,9 @@ def select_split(dataset: Dataset, config: Phase1Config) -> dict:
     With `max_items`, items relevant to the chosen training queries come first, taken
     round-robin across queries so that every query keeps some relevant items; the rest
     of the budget is filled with other items (seeded), which act as distractors.
+    With `items_sample` (`--items N`), every item judged for a training query is in
+    (relevant or not: the judged non-relevant ones are the hard negatives the rewards
+    need), and the rest of the N are a seeded sample of the other items.
     """
     relevant = dataset.relevant()
     if config.val_fraction > 0 and len(dataset.queries) > 1:
@@ -167,11 +182,24 @@ def select_split(dataset: Dataset, config: Phase1Config) -> dict:
     items = sorted(dataset.items)
     if config.max_items is not None and config.max_items < len(items):
         items = _items_for(train_ids, relevant, items, config.max_items, rng)
+    if config.items_sample is not None and config.items_sample < len(items):
+        items = _sample_with_judged(dataset, train_ids, config.items_sample, rng)
     return {"train_queries": train_ids, "val_queries": val_ids, "items": items}
 
 
 def _sample(ids: list[str], limit: int, rng: random.Random) -> list[str]:
     return ids if len(ids) <= limit else sorted(rng.sample(ids, limit))
+
+
+def _sample_with_judged(dataset: Dataset, query_ids: Sequence[str], size: int, rng: random.Random) -> list[str]:
+    judged = sorted({i for q in query_ids for i in dataset.labels.get(q, {}) if i in dataset.items})
+    if len(judged) > size:
+        raise InputError(f"--items {size}: the {len(query_ids)} training queries judge {len(judged)} items, "
+                         f"which must all be in the sample; give --items {len(judged)} or more, or fewer queries "
+                         "(--max-queries)")
+    chosen = set(judged)
+    rest = [i for i in sorted(dataset.items) if i not in chosen]
+    return sorted(chosen | set(rng.sample(rest, size - len(judged))))
 
 
 def _items_for(
@@ -198,12 +226,29 @@ def _sampling(ctx: _Context, base: SamplingParams) -> SamplingParams:
 
 
 def _generate(ctx: _Context, model: Path, requests: list, out: Path, params: SamplingParams,
-              keep: int | None, desc: str) -> dict:
+              keep: int | None, desc: str, on_first_batch: Callable[[int, float, int], None] | None = None) -> dict:
     gen = ctx.config.generation
     return generate_with_model(
         model, requests, out, params, backend=gen.backend, dtype=gen.dtype, batch_size=gen.batch_size,
-        keep=keep, k_max=ctx.config.k_max, progress=ctx.progress, desc=desc, ranks=ctx.ranks,
+        keep=keep, k_max=ctx.config.k_max, progress=ctx.progress, desc=desc, on_first_batch=on_first_batch,
+        ranks=ctx.ranks,
     )
+
+
+def _estimate(ctx: _Context, what: str) -> Callable[[int, float, int], None]:
+    """Says, after the first batch, how long the rest will take at that batch's rate: the
+    base keywords are the one step whose length grows with the catalog (2-4 items/s on 2
+    cores), and a user deciding between the whole catalog and `--items N` needs the figure
+    before the wait, not after."""
+
+    def tell(rows: int, seconds: float, left: int) -> None:
+        rest = left * seconds / max(rows, 1)
+        took = f"{rest:.0f} s" if rest < 90 else f"{rest / 60:.0f} min"
+        hint = "; `train sft --items N` trains on a sample of the catalog" if rest > 600 else ""
+        ctx.echo(f"[{ctx.run.name}] {what}: first {rows} in {seconds:.1f} s ({rows / max(seconds, 1e-6):.1f}/s); "
+                 f"the other {left:,} will take about {took}{hint}")
+
+    return tell
 
 
 def _step_query_context(ctx: _Context) -> dict:
@@ -224,7 +269,8 @@ def _step_base_item_keywords(ctx: _Context) -> dict:
     c = ctx.config
     requests = item_requests(ctx.prompts, ctx.items(), c.item_keywords, few_shot=c.few_shot_init)
     out = ctx.run.base_item_keywords_path
-    info = _generate(ctx, Path(c.model), requests, out, _sampling(ctx, INIT), c.item_keywords, "base item keywords")
+    info = _generate(ctx, Path(c.model), requests, out, _sampling(ctx, INIT), c.item_keywords, "base item keywords",
+                     _estimate(ctx, "base item keywords"))
     if info["empty_rows"] == len(requests):
         raise CogrError(
             f"{out}: the base model produced no parsable keywords for any item; "

@@ -48,6 +48,7 @@ from cogr_search.runs.config import (
 )
 from cogr_search.runs.steps import Step, StepReport, check_resumed_config, run_steps
 from cogr_search.training.keyword_space import keyword_space
+from cogr_search.training.learning_check import no_learning_note
 from cogr_search.training.rewards import ItemMarginalReward, QueryF1Reward
 from cogr_search.training.ranks import Ranks, join
 from cogr_search.training.screening import screen_rows
@@ -127,10 +128,10 @@ def run_phase2(
     with ranks.main_only(run.lock()):
         if not run.is_done("round-0"):
             raise CogrError(f"run {run.name!r}: Phase 1 is not complete (run `cogr-search train sft` first)")
+        ctx = open_context(run, config, syncer, progress and ranks.is_main, echo, callbacks, ranks)  # reads and checks before writing
         if ranks.is_main:
             _check_config(run, config)
         ranks.barrier()
-        ctx = open_context(run, config, syncer, progress and ranks.is_main, echo, callbacks, ranks)
         report = run_steps(run, _steps(ctx), Phase2Report(run=run.root), echo, _summary,
                            after_each=lambda: write_metrics(run), ranks=ranks, collective=_collective)
         report.phases = write_metrics(run) if ranks.is_main else []
@@ -248,13 +249,19 @@ def _grpo(ctx: _Context, side: str, round_: int, rows: list[dict], reward, confi
             ctx.echo(f"[{ctx.run.name}] {side} screening kept {screening['kept']} of {screening['candidates']} prompts")
     result = train_grpo(start_model, rows, reward, out, config, progress=ctx.progress, callbacks=ctx.callbacks,
                         ranks=ctx.ranks)
+    figures = result.as_dict()
+    note = no_learning_note(side, figures, config.prompts_per_step * config.gradient_accumulation_steps)
+    if note and ctx.ranks.is_main:
+        ctx.echo(f"[{ctx.run.name}] round {round_}: {note}")
     # each rank rewarded its own share of the completions
     counters = ctx.ranks.gather((reward.seconds, reward.completions))
     return {
-        **result.as_dict(),
+        **figures,
+        "no_learning": note,
         **({"screening": screening} if screening else {}),
         "reward_seconds": round(max(seconds for seconds, _ in counters), 3),
         "reward_completions": sum(count for _, count in counters),
+        **reward.summary(),  # rank 0's share of the completions under several ranks
         "weights_sha256": weights_digest(out) if ctx.ranks.is_main else None,
     }
 
@@ -263,7 +270,8 @@ def query_side(ctx: _Context, round_: int) -> tuple[list[dict], QueryF1Reward]:
     """Round r's query-side prompts and reward: the frozen item index of round r-1."""
     items = ctx.item_index(round_ - 1)
     view = ctx.query_view(round_ - 1, "train_queries", items)
-    return rl_query_rows(ctx), QueryF1Reward(view, beta=ctx.config.reward_beta, k_max=ctx.k_max)
+    return rl_query_rows(ctx), QueryF1Reward(view, beta=ctx.config.reward_beta, k_max=ctx.k_max,
+                                             diversity_weight=ctx.config.diversity_weight)
 
 
 def item_side(ctx: _Context, round_: int, query_round: int | None = None) -> tuple[list[dict], ItemMarginalReward]:
@@ -435,6 +443,7 @@ def _phase_entry(ctx: _Context, phase: str, round_: int, item_round: int, query_
         "train": scores["train"][0],
         "mean_reward": grpo.get("mean_reward"),
         "zero_std_share": grpo.get("zero_std_share"),
+        "no_learning": grpo.get("no_learning"),
         "grpo_steps": grpo.get("steps"),
         "grpo_seconds": grpo.get("seconds"),
         "keyword_space": keyword_space(query_keywords[0], read_keyword_file(item_paths[0])),

@@ -5,7 +5,7 @@ value per completion, every dataset column passed by name (paper Eq. 2.2 and 2.3
 
 - `QueryF1Reward`: the dataset has a `query_id` column; each completion is parsed into
   a keyword set and rewarded with F_beta of what it retrieves from the frozen item
-  index (0 when oversized).
+  index (0 when oversized), plus R4T's diversity term when weighted (`diversity.py`).
 - `ItemMarginalReward`: the dataset has an `item_id` column; each completion is the
   item's candidate keyword set, rewarded with the change in total query F_beta it
   causes against the frozen query view (-1 when oversized), or with the transposed
@@ -20,8 +20,11 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 
+import numpy as np
+
 from cogr_search.keywords import DEFAULT_K_MAX, ParsedKeywords, parse_keywords
 from cogr_search.shadow.query_view import QueryView
+from cogr_search.training.diversity import KeywordEmbeddings
 
 
 def completion_text(completion: object) -> str:
@@ -51,6 +54,12 @@ class _ShadowReward:
         self.seconds = 0.0
         self.calls = 0
         self.completions = 0
+        self.f1_sum = 0.0
+        self.diversity_sum = 0.0
+
+    def summary(self) -> dict:
+        """Figures of the reward's parts for the phase record (none unless composite)."""
+        return {}
 
     def parse(self, completions: Sequence[object]) -> list[ParsedKeywords]:
         return [parse_keywords(completion_text(c), k_max=self.k_max) for c in completions]
@@ -66,12 +75,44 @@ class _ShadowReward:
 
 
 class QueryF1Reward(_ShadowReward):
-    """Query side (Eq. 2.2): F_beta of the retrieved set against rel(q); 0 if oversized."""
+    """Query side (Eq. 2.2): F_beta of the retrieved set against rel(q); 0 if oversized.
+
+    With `diversity_weight` w > 0 the reward is F_beta + w * diversity, the diversity
+    being the normalised Vendi score of the set's MiniLM embeddings (R4T; see
+    `diversity.py`); oversized sets still get 0.
+    """
 
     __name__ = "query_f1"
 
+    def __init__(self, view: QueryView, beta: float = 1.0, k_max: int = DEFAULT_K_MAX, diversity_weight: float = 0.0,
+                 embeddings: KeywordEmbeddings | None = None) -> None:
+        super().__init__(view, beta, k_max)
+        self.diversity_weight = diversity_weight
+        self.embeddings = embeddings if embeddings is not None or diversity_weight <= 0 else KeywordEmbeddings()
+        self.f1_sum = 0.0
+        self.diversity_sum = 0.0
+        if diversity_weight > 0:
+            self.__name__ = "query_f1_diversity"
+
     def __call__(self, completions: Sequence[object], query_id: Sequence[str], **_: object) -> list[float]:
-        return self._timed(self.view.query_rewards, query_id, completions)
+        score = self.view.query_rewards if self.diversity_weight <= 0 else self._f1_and_diversity
+        return self._timed(score, query_id, completions)
+
+    def _f1_and_diversity(self, ids: list[str], keyword_lists: list[list[str]], oversized: list[bool],
+                          beta: float) -> np.ndarray:
+        f1 = self.view.query_rewards(ids, keyword_lists, oversized, beta)
+        scored = [[] if flag else keywords for keywords, flag in zip(keyword_lists, oversized)]
+        diversity = np.array(self.embeddings.diversity(scored))
+        self.f1_sum += float(f1.sum())
+        self.diversity_sum += float(diversity.sum())
+        return f1 + self.diversity_weight * diversity
+
+    def summary(self) -> dict:
+        if self.diversity_weight <= 0:
+            return {}
+        n = max(self.completions, 1)
+        return {"diversity_weight": self.diversity_weight, "mean_f1": round(self.f1_sum / n, 4),
+                "mean_diversity": round(self.diversity_sum / n, 4), "keywords_embedded": self.embeddings.encoded}
 
 
 class ItemMarginalReward(_ShadowReward):

@@ -25,6 +25,7 @@ from cogr_search.generators.students.fit import fit_side
 from cogr_search.generators.students.model import item_text
 from cogr_search.generators.students.store import REFINED_VERSION, VERSION, Students, load_students, read_manifest, save_students
 from cogr_search.keywords import keyword_set, term
+from cogr_search.progress import progress_bar
 from cogr_search.runs.keyword_files import read_keyword_file
 from cogr_search.runs.run_dir import RunDir, now_iso, read_json
 
@@ -84,7 +85,7 @@ def retrieval_objective(dataset, queries, item_keywords: dict[str, list[str]], k
 
 
 def distill_run(run: RunDir, round_: int | None = None, *, backend: str = backends.DEFAULT_BACKEND, seed: int = 0,
-                threads: int = 0, echo: Callable[[str], None] = print) -> Students:
+                threads: int = 0, echo: Callable[[str], None] = print, progress: bool = False) -> Students:
     """Fit and save the students of `round_` (default: the latest complete round)."""
     round_ = run.require_round(round_)
     config = run.config()
@@ -111,17 +112,21 @@ def distill_run(run: RunDir, round_: int | None = None, *, backend: str = backen
     copyable |= {term(q.text) for q in queries}
     copyable.discard("")
     sides, reports = {}, {}
+    bar = progress_bar(2, f"distill {run.name}", "side", progress)
     echo(f"[{run.name}] query student: {len(queries)} training queries")
     sides["query"], reports["query"] = fit_side(
         "query", [q.text for q in queries], [query_keywords[q.id] for q in queries], config.k_max,
         backend=backend, seed=seed, threads=threads,
         objective=retrieval_objective(dataset, queries, item_keywords, config.k_max), copy_vocabulary=sorted(copyable))
+    bar.update(1)
     echo(f"[{run.name}] item student: {len(items)} labelled items, featurizer over {len(dataset.items)} catalog items")
     sides["item"], reports["item"] = fit_side(
         "item", [item_text(i.title, i.description) for i in items], [item_keywords[i.id] for i in items],
         config.k_max, backend=backend, seed=seed, threads=threads,
         featurizer_texts=[item_text(i.title, i.description) for i in dataset.items.values()],
         copy_vocabulary=sorted(copyable))
+    bar.update(1)
+    bar.close()
     manifest = {
         "run": run.name, "round": round_, "model": backend, "k_max": config.k_max, "seed": seed,
         "created_at": now_iso(),
@@ -140,7 +145,7 @@ def distill_run(run: RunDir, round_: int | None = None, *, backend: str = backen
 
 
 def keywords_for_catalog(run: RunDir, round_: int, labelled: dict[str, list[str]], data: Path | None = None,
-                         batch: int = 1024) -> tuple[dict[str, list[str]], int, str]:
+                         batch: int = 1024, progress: bool = False) -> tuple[dict[str, list[str]], int, str]:
     """The teacher's item keywords, plus the item student's for every item of the
     catalog (`data`, default the run's own) the teacher did not label (`sync --items all`).
 
@@ -158,7 +163,9 @@ def keywords_for_catalog(run: RunDir, round_: int, labelled: dict[str, list[str]
     refined = bool(students.manifest.get("refined"))
     merged = {} if refined else dict(labelled)
     todo = [item for item_id, item in dataset.items.items() if refined or item_id not in labelled]
-    for start in range(0, len(todo), batch):
-        for item in todo[start : start + batch]:
-            merged[item.id] = student.keywords(item_text(item.title, item.description))
+    with progress_bar(len(todo), "item student", "item", progress) as bar:
+        for start in range(0, len(todo), batch):
+            for item in todo[start : start + batch]:
+                merged[item.id] = student.keywords(item_text(item.title, item.description))
+            bar.update(len(todo[start : start + batch]))
     return merged, len(todo), students.tag("item")

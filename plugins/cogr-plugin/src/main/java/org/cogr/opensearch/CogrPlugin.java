@@ -3,6 +3,7 @@
  */
 package org.cogr.opensearch;
 
+import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 
@@ -11,10 +12,14 @@ import org.cogr.opensearch.search.CogrExpandRequestProcessor;
 import org.cogr.opensearch.search.CogrExpandStatusProcessor;
 import org.cogr.opensearch.service.ResumeOnNode;
 import org.cogr.opensearch.service.ServiceHttp;
+import org.cogr.opensearch.service.ServiceTrust;
 import org.opensearch.common.settings.Setting;
+import org.opensearch.common.settings.Settings;
+import org.opensearch.core.common.settings.SecureString;
 import org.opensearch.ingest.Processor;
 import org.opensearch.plugins.IngestPlugin;
 import org.opensearch.plugins.Plugin;
+import org.opensearch.plugins.ReloadablePlugin;
 import org.opensearch.plugins.SearchPipelinePlugin;
 import org.opensearch.search.pipeline.SearchRequestProcessor;
 import org.opensearch.search.pipeline.SearchResponseProcessor;
@@ -29,16 +34,29 @@ import org.opensearch.search.pipeline.SearchResponseProcessor;
  *   <li>the node settings in {@link CogrSettings}.</li>
  * </ul>
  *
- * <p>OpenSearch instantiates classpath plugins reflectively and requires exactly one public
- * constructor taking {@code ()}, {@code (Settings)} or {@code (Settings, Path)}.
+ * <p>OpenSearch instantiates plugins reflectively and requires exactly one public
+ * constructor taking {@code ()}, {@code (Settings)} or {@code (Settings, Path)}; this one
+ * takes the node's settings (with its keystore) and config folder, for the service's token
+ * ({@code plugins.cogr.service_token}) and CA ({@code plugins.cogr.service_ca}).
+ * {@link ReloadablePlugin}: {@code POST _nodes/reload_secure_settings} replaces the token.
  */
-public class CogrPlugin extends Plugin implements IngestPlugin, SearchPipelinePlugin {
+public class CogrPlugin extends Plugin implements IngestPlugin, SearchPipelinePlugin, ReloadablePlugin {
 
     /** One HTTP client for all processors of this node. */
-    private final ServiceHttp http = new ServiceHttp();
+    private final ServiceHttp http;
 
-    /** Public no-arg constructor, as OpenSearch's PluginsService requires. */
-    public CogrPlugin() {
+    /** The constructor OpenSearch's PluginsService calls. */
+    public CogrPlugin(Settings settings, Path configPath) {
+        http = new ServiceHttp(ServiceTrust.context(CogrSettings.SERVICE_CA.getKey(), CogrSettings.SERVICE_CA.get(settings), configPath));
+        reload(settings);
+    }
+
+    /** Takes the keystore's current {@code plugins.cogr.service_token} (none when absent). */
+    @Override
+    public final void reload(Settings settings) {
+        try (SecureString token = CogrSettings.SERVICE_TOKEN.get(settings)) {
+            http.token(token);
+        }
     }
 
     @Override

@@ -5,7 +5,9 @@ package org.cogr.opensearch;
 
 import java.util.List;
 
+import org.opensearch.common.settings.SecureSetting;
 import org.opensearch.common.settings.Setting;
+import org.opensearch.core.common.settings.SecureString;
 import org.opensearch.common.unit.TimeValue;
 
 /**
@@ -36,11 +38,24 @@ public final class CogrSettings {
         Setting.Property.NodeScope
     );
 
+    /**
+     * Bearer token the processors send to the service ({@code serve --token-file}); a secure
+     * setting, so it lives in the OpenSearch keystore, never in {@code opensearch.yml} or a
+     * pipeline, and {@code POST _nodes/reload_secure_settings} swaps it without a restart.
+     */
+    public static final Setting<SecureString> SERVICE_TOKEN = SecureSetting.secureString("plugins.cogr.service_token", null);
+
+    /**
+     * PEM file of the CA that signed an https service's certificate, relative to the node's
+     * config folder (or absolute); "" = the JDK's default trust store.
+     */
+    public static final Setting<String> SERVICE_CA = Setting.simpleString("plugins.cogr.service_ca", Setting.Property.NodeScope);
+
     private CogrSettings() {
     }
 
     /** What the plugin registers. */
     public static List<Setting<?>> all() {
-        return List.of(SERVICE_URL, SEARCH_TIMEOUT, INGEST_TIMEOUT);
+        return List.of(SERVICE_URL, SEARCH_TIMEOUT, INGEST_TIMEOUT, SERVICE_TOKEN, SERVICE_CA);
     }
 }

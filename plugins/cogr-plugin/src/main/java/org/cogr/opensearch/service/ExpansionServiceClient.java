@@ -84,7 +84,7 @@ public final class ExpansionServiceClient {
 
     /** The {@code model} tag the service reports on {@code /health}; null if it names none. */
     public CompletableFuture<String> model(TimeValue timeout) {
-        HttpRequest request = HttpRequest.newBuilder(uri(HEALTH_ROUTE)).timeout(duration(timeout)).GET().build();
+        HttpRequest request = authorized(HttpRequest.newBuilder(uri(HEALTH_ROUTE)).timeout(duration(timeout)).GET()).build();
         return send(request, HEALTH_ROUTE, timeout).thenApply(map -> {
             Object model = map.get("model");
             return model == null ? null : model.toString();
@@ -92,32 +92,55 @@ public final class ExpansionServiceClient {
     }
 
     private CompletableFuture<Map<String, Object>> post(String route, String body, TimeValue timeout) {
-        HttpRequest request = HttpRequest.newBuilder(uri(route))
+        HttpRequest request = authorized(HttpRequest.newBuilder(uri(route))
             .timeout(duration(timeout))
             .header("Content-Type", "application/json")
             .header("Accept", "application/json")
-            .POST(HttpRequest.BodyPublishers.ofString(body, StandardCharsets.UTF_8))
+            .POST(HttpRequest.BodyPublishers.ofString(body, StandardCharsets.UTF_8)))
             .build();
         return send(request, route, timeout);
     }
 
+    /** Adds the keystore's bearer token, when one is set (read per call: a reload takes effect at once). */
+    private HttpRequest.Builder authorized(HttpRequest.Builder builder) {
+        String authorization = http.authorization();
+        return authorization == null ? builder : builder.header("Authorization", authorization);
+    }
+
     private CompletableFuture<Map<String, Object>> send(HttpRequest request, String route, TimeValue timeout) {
-        CompletableFuture<HttpResponse<String>> sent;
-        try {
-            sent = AccessController.doPrivileged(
-                (PrivilegedAction<CompletableFuture<HttpResponse<String>>>) () -> http.client()
-                    .sendAsync(request, HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8))
-            );
-        } catch (RuntimeException e) {
-            return CompletableFuture.failedFuture(failure(route, e));
-        }
-        return sent.orTimeout(timeout.millis(), TimeUnit.MILLISECONDS)
+        return sendOnce(request)
+            // Expansions are pure functions of the texts, so a request lost on a pooled
+            // connection the service closed as idle (uvicorn: after 5 s) while it was being
+            // sent is sent once more, on a fresh connection, within the same total timeout.
+            .exceptionallyCompose(error -> closedBeforeAnswer(error) ? sendOnce(request) : CompletableFuture.failedFuture(error))
+            .orTimeout(timeout.millis(), TimeUnit.MILLISECONDS)
             .handle((response, error) -> {
                 if (error != null) {
                     throw failure(route, error);
                 }
                 return decode(route, response);
             });
+    }
+
+    private CompletableFuture<HttpResponse<String>> sendOnce(HttpRequest request) {
+        try {
+            return AccessController.doPrivileged(
+                (PrivilegedAction<CompletableFuture<HttpResponse<String>>>) () -> http.client()
+                    .sendAsync(request, HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8))
+            );
+        } catch (RuntimeException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+    }
+
+    /** The connection failed after it was made and before any answer: not a timeout, not a refused connect. */
+    private static boolean closedBeforeAnswer(Throwable error) {
+        Throwable cause = error;
+        while (cause instanceof CompletionException && cause.getCause() != null) {
+            cause = cause.getCause();
+        }
+        return cause instanceof IOException && !(cause instanceof java.net.http.HttpTimeoutException)
+            && !(cause instanceof java.net.ConnectException);
     }
 
     private Map<String, Object> decode(String route, HttpResponse<String> response) {
