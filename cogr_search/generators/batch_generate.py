@@ -30,6 +30,10 @@ class GenerationRequest:
     conversation: list[Message]
 
 
+FirstBatch = Callable[[Sequence[GenerationRequest], float, Sequence[GenerationRequest]], None]
+"""`on_first_batch(done, seconds, left)`: the first batch's requests, its seconds, the rest."""
+
+
 @dataclass
 class GenerationStats:
     """What one call did; `resumed` rows were already in the file and not regenerated."""
@@ -71,15 +75,15 @@ def generate_keyword_file(
     progress: bool = True,
     desc: str = "generating",
     on_raw: Callable[[str, str], None] | None = None,
-    on_first_batch: Callable[[int, float, int], None] | None = None,
+    on_first_batch: FirstBatch | None = None,
 ) -> GenerationStats:
     """Generate keywords for every request not yet in `out_path`, appending as it goes.
 
     `keep` truncates each parsed list (Phase 1 keeps the first M item keywords); without
     it lists are cut at `k_max`, the serving cap. `on_raw(id, text)` sees raw outputs
-    (used to record fixtures and debug prompts). `on_first_batch(rows, seconds, left)`
-    hears how long the first batch took and how many rows are left: the measured rate a
-    long step's time estimate is made from.
+    (used to record fixtures and debug prompts). `on_first_batch(done, seconds, left)`
+    hears the first batch's requests, how long they took and the requests still to do:
+    what a long step's time estimate is made from.
     """
     out_path.parent.mkdir(parents=True, exist_ok=True)
     done = existing_ids(out_path)
@@ -94,6 +98,8 @@ def generate_keyword_file(
         conversations = [r.conversation for r in todo]
         for batch in backend.iter_batches(conversations, params, batch_size=batch_size):
             rows = []
+            if on_first_batch is not None and stats.generated == 0:
+                first = {index for index, _ in batch}
             for index, generation in batch:
                 request = todo[index]
                 if on_raw is not None:
@@ -107,7 +113,8 @@ def generate_keyword_file(
                 rows.append((request.id, parsed.keywords[:limit]))
             append_keyword_rows(out_path, rows)
             if on_first_batch is not None and stats.generated == 0:
-                on_first_batch(len(rows), time.perf_counter() - start, len(todo) - len(rows))
+                on_first_batch([todo[i] for i in sorted(first)], time.perf_counter() - start,
+                               [r for i, r in enumerate(todo) if i not in first])
             stats.generated += len(rows)
             bar.update(len(rows))
     finally:
@@ -129,7 +136,7 @@ def generate_with_model(
     k_max: int = DEFAULT_K_MAX,
     progress: bool = True,
     desc: str = "generating",
-    on_first_batch: Callable[[int, float, int], None] | None = None,
+    on_first_batch: FirstBatch | None = None,
 ) -> dict:
     """Load the model folder, fill `out_path` for `requests` (resumably), unload it.
 
