@@ -79,10 +79,10 @@ class LoopbackServer:
 
 def tls_context(folder: Path) -> ssl.SSLContext:
     """A server context whose certificate (for 127.0.0.1) is signed by a CA made in `folder`."""
-    from cogr_search.localnode.security import _certificates
+    from cogr_search.localnode.security import make_certificates
 
     folder.mkdir(parents=True, exist_ok=True)
-    _certificates(folder)
+    make_certificates(folder)
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     context.load_cert_chain(folder / "node.pem", folder / "node-key.pem")
     return context

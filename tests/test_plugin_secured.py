@@ -4,7 +4,8 @@ calling a production service: `cogr-search serve` over TLS with a bearer token.
 The node gets, before it starts, what an operator gives it (`stock.NodeExtras`): the
 service's CA in its config folder, named by `plugins.cogr.service_ca`, and a token in its
 keystore (`plugins.cogr.service_token`), at first a wrong one. The search pipeline then
-falls back to the plain query and says why (401); a new token put into the keystore and
+falls back to the plain query and says why (401), and the ingest processor fails its
+documents with that line; a new token put into the keystore and
 `POST _nodes/reload_secure_settings` make it expand, and the ingest processor write
 keywords, with no restart.
 """
@@ -97,26 +98,34 @@ def _hits(response: dict) -> list[str]:
     return [hit["_id"] for hit in response["hits"]["hits"]]
 
 
-def _reload(home: Path, cluster: Cluster, token: str) -> None:
-    """Put `token` into the running node's keystore and have the node reload it."""
-    keystore.put_into_node(home, OPENSEARCH_SECURE, {TOKEN_SETTING: token})
+@pytest.fixture(scope="module")
+def right_token(node: tuple[Path, Cluster]) -> Cluster:
+    """The service's token put into the running node's keystore, and reloaded: once per
+    module (the keystore tool is a JVM start), after whatever ran with the wrong one."""
+    home, cluster = node
+    keystore.put_into_node(home, OPENSEARCH_SECURE, {TOKEN_SETTING: TOKEN})
     reloaded = cluster.client.transport.perform_request("POST", "/_nodes/reload_secure_settings")
     assert reloaded["_nodes"]["failed"] == 0, reloaded
+    return cluster
 
 
 def test_a_wrong_token_falls_back_saying_401_and_a_reloaded_token_expands(
-    node: tuple[Path, Cluster], pipelines: Cluster, service: tuple[ServiceProcess, Path]
+    pipelines: Cluster, service: tuple[ServiceProcess, Path], items: list[Item], request: pytest.FixtureRequest
 ) -> None:
-    home, cluster = node
+    cluster = pipelines
     body = {"query": {"match": {"title": "linen throw pillow"}}, "size": 10}
     refused = _search(cluster, body, pipeline="t-sec")
     status = refused["ext"]["cogr"]
     assert status["expanded"] is False and status["fallback"] is True, status
     assert "answered 401" in status["reason"] and "wrong bearer token" in status["reason"], status
     assert _hits(refused) == _hits(_search(cluster, body))  # the plain query ran
+    # the ingest processor fails exactly the batch's documents, with the same line
+    report = ingest_items(cluster, "t-secured-refused", items[:2], progress=False, pipeline="t-sec-ingest")
+    assert (report.failed, report.indexed) == (2, 0), report.failures
+    assert all("answered 401" in failure for failure in report.failures), report.failures
 
     before = service[0].health()["counters"]["query"]["requests"]
-    _reload(home, cluster, TOKEN)
+    request.getfixturevalue("right_token")  # now, after the wrong token was refused
     text = "velvet ottoman, not asked before"  # not in the plugin's cache of the refused text
     status = _search(cluster, {"query": {"match": {"title": text}}}, pipeline="t-sec")["ext"]["cogr"]
     assert status["expanded"] is True and status["fallback"] is False, status
@@ -126,10 +135,9 @@ def test_a_wrong_token_falls_back_saying_401_and_a_reloaded_token_expands(
 
 
 def test_the_ingest_processor_calls_the_service_over_tls_with_the_token(
-    node: tuple[Path, Cluster], pipelines: Cluster, items: list[Item]
+    pipelines: Cluster, right_token: Cluster, items: list[Item]
 ) -> None:
-    home, cluster = node
-    _reload(home, cluster, TOKEN)
+    cluster = pipelines
     report = ingest_items(cluster, "t-secured-ingest", items[:3], chunk_size=3, progress=False, pipeline="t-sec-ingest")
     assert report.failed == 0, report.failures
     hits = cluster.call(cluster.client.search, index="t-secured-ingest", body={"size": 10})["hits"]["hits"]

@@ -163,9 +163,10 @@ def _discovery(peers: Peers | None) -> list[str]:
 
 
 def _settings(
-    port: int, runtime: Path, engine: Launcher, peers: Peers | None = None, secured: list[str] | None = None
+    port: int, runtime: Path, engine: Launcher, peers: Peers | None = None, extra_lines: list[str] | None = None
 ) -> str:
-    """opensearch.yml (elasticsearch.yml) of a loopback node, with the line's own settings."""
+    """opensearch.yml (elasticsearch.yml) of a loopback node: the shared settings, the line's
+    own, then ``extra_lines`` (a secured node's, the caller's)."""
     single = peers is None
     return "\n".join(
         [
@@ -181,7 +182,7 @@ def _settings(
             "cluster.routing.allocation.disk.threshold_enabled: false",
             *engine.node_settings,
             *(engine.single_node_settings if single else ()),
-            *(secured or []),
+            *(extra_lines or []),
             "",
         ]
     )
