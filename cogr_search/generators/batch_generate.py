@@ -32,6 +32,10 @@ class GenerationRequest:
     conversation: list[Message]
 
 
+FirstBatch = Callable[[Sequence[GenerationRequest], float, Sequence[GenerationRequest]], None]
+"""`on_first_batch(done, seconds, left)`: the first batch's requests, its seconds, the rest."""
+
+
 @dataclass
 class GenerationStats:
     """What one call did; `resumed` rows were already in the file and not regenerated."""
@@ -74,15 +78,15 @@ def generate_keyword_file(
     desc: str = "generating",
     on_raw: Callable[[str, str], None] | None = None,
     ranks: Ranks | None = None,
-    on_first_batch: Callable[[int, float, int], None] | None = None,
+    on_first_batch: FirstBatch | None = None,
 ) -> GenerationStats:
     """Generate keywords for every request not yet in `out_path`, appending as it goes.
 
     `keep` truncates each parsed list (Phase 1 keeps the first M item keywords); without
     it lists are cut at `k_max`, the serving cap. `on_raw(id, text)` sees raw outputs
-    (used to record fixtures and debug prompts). `on_first_batch(rows, seconds, left)`
-    hears how long the first batch took and how many rows are left: the measured rate a
-    long step's time estimate is made from.
+    (used to record fixtures and debug prompts). `on_first_batch(done, seconds, left)`
+    hears the first batch's requests, how long they took and the requests still to do:
+    what a long step's time estimate is made from (on rank 0, for all ranks' first round).
 
     With several `ranks`, each generates its share of the missing requests and rank 0
     alone appends every batch round's rows. A seeded request is sampled with a seed of
@@ -118,7 +122,9 @@ def generate_keyword_file(
                 out_path.parent.mkdir(parents=True, exist_ok=True)
                 append_keyword_rows(out_path, ordered)
             if on_first_batch is not None and ranks.is_main and stats.generated == 0 and ordered:
-                on_first_batch(len(ordered), time.perf_counter() - start, len(todo) - len(ordered))
+                first = {row_id for row_id, _ in ordered}
+                on_first_batch([r for r in todo if r.id in first], time.perf_counter() - start,
+                               [r for r in todo if r.id not in first])
             stats.generated += len(ordered)
             bar.update(len(ordered))
     finally:
@@ -199,7 +205,7 @@ def generate_with_model(
     progress: bool = True,
     desc: str = "generating",
     ranks: Ranks | None = None,
-    on_first_batch: Callable[[int, float, int], None] | None = None,
+    on_first_batch: FirstBatch | None = None,
 ) -> dict:
     """Load the model folder, fill `out_path` for `requests` (resumably), unload it.
 

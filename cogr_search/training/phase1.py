@@ -27,7 +27,7 @@ from pathlib import Path
 from cogr_search.data import Dataset, load_dataset
 from cogr_search.errors import CogrError, InputError
 from cogr_search.generators.backend import INDEX, INIT, EVAL, SamplingParams
-from cogr_search.generators.batch_generate import generate_with_model, item_requests, query_requests
+from cogr_search.generators.batch_generate import FirstBatch, generate_with_model, item_requests, query_requests
 from cogr_search.generators.prompts import PromptSet, assistant_text, load_prompts
 from cogr_search.generators.query_context import ContextSource, context_size, write_context_file
 from cogr_search.runs.keyword_files import read_keyword_file, write_keyword_file
@@ -226,7 +226,7 @@ def _sampling(ctx: _Context, base: SamplingParams) -> SamplingParams:
 
 
 def _generate(ctx: _Context, model: Path, requests: list, out: Path, params: SamplingParams,
-              keep: int | None, desc: str, on_first_batch: Callable[[int, float, int], None] | None = None) -> dict:
+              keep: int | None, desc: str, on_first_batch: FirstBatch | None = None) -> dict:
     gen = ctx.config.generation
     return generate_with_model(
         model, requests, out, params, backend=gen.backend, dtype=gen.dtype, batch_size=gen.batch_size,
@@ -235,20 +235,28 @@ def _generate(ctx: _Context, model: Path, requests: list, out: Path, params: Sam
     )
 
 
-def _estimate(ctx: _Context, what: str) -> Callable[[int, float, int], None]:
-    """Says, after the first batch, how long the rest will take at that batch's rate: the
-    base keywords are the one step whose length grows with the catalog (2-4 items/s on 2
-    cores), and a user deciding between the whole catalog and `--items N` needs the figure
-    before the wait, not after."""
+def _estimate(ctx: _Context, what: str) -> FirstBatch:
+    """Says, after the first batch, how long the rest will take: the base keywords are the
+    one step whose length grows with the catalog (2-4 items/s on 2 cores), and a user
+    deciding between the whole catalog and `--items N` needs the figure before the wait.
 
-    def tell(rows: int, seconds: float, left: int) -> None:
-        rest = left * seconds / max(rows, 1)
+    Time is taken to grow with prompt length (few-shot prompts and long descriptions make
+    prefill the larger part), so a first batch of the longest prompts (the transformers
+    backend sorts them first) does not inflate the estimate."""
+
+    def tell(done: Sequence, seconds: float, left: Sequence) -> None:
+        rest = seconds * _prompt_chars(left) / max(1, _prompt_chars(done))
         took = f"{rest:.0f} s" if rest < 90 else f"{rest / 60:.0f} min"
-        hint = "; `train sft --items N` trains on a sample of the catalog" if rest > 600 else ""
-        ctx.echo(f"[{ctx.run.name}] {what}: first {rows} in {seconds:.1f} s ({rows / max(seconds, 1e-6):.1f}/s); "
-                 f"the other {left:,} will take about {took}{hint}")
+        sampled = ctx.config.items_sample is not None or ctx.config.max_items is not None
+        hint = "; `train sft --items N` trains on a sample of the catalog" if rest > 600 and not sampled else ""
+        ctx.echo(f"[{ctx.run.name}] {what}: first {len(done)} in {seconds:.1f} s; the other {len(left):,} "
+                 f"will take about {took}{hint}")
 
     return tell
+
+
+def _prompt_chars(requests: Sequence) -> int:
+    return sum(len(str(m.get("content", ""))) for r in requests for m in r.conversation)
 
 
 def _step_query_context(ctx: _Context) -> dict:
