@@ -21,6 +21,7 @@ from cogr_search.cluster.documents import item_keywords
 from cogr_search.cluster.indices import alias_target, shape_of, versions, write_blocked
 from cogr_search.cluster.ingest import ingest_items
 from cogr_search.cluster.shadow_build import item_index_from_opensearch
+from cogr_search.cluster import sync as sync_module
 from cogr_search.cluster.sync import (
     SyncConfig,
     SyncRejected,
@@ -229,7 +230,7 @@ def test_crash_after_verify_before_swap_is_swapped_by_the_rerun(cluster, index_n
         with pytest.raises(KeyboardInterrupt):
             sync_keywords(cluster, index_name, keywords, 1, "m", progress=False)
     crashed = f"{index_name}-r1-2"
-    assert alias_target(cluster, index_name) == source and sync_meta(cluster, crashed)["state"] == "verified"
+    assert alias_target(cluster, index_name) == source and sync_meta(cluster, crashed)["state"] == "writing"
 
     result = sync_keywords(cluster, index_name, keywords, 1, "m", progress=False)
 
@@ -237,6 +238,33 @@ def test_crash_after_verify_before_swap_is_swapped_by_the_rerun(cluster, index_n
     assert _names(cluster, index_name) == [source, crashed] and sync_meta(cluster, crashed)["state"] == "complete"
     again = sync_keywords(cluster, index_name, keywords, 1, "m", progress=False)
     assert again.unchanged and again.with_keywords == 3 and _names(cluster, index_name) == [source, crashed]
+
+
+def test_crash_after_swap_before_its_record_leaves_writes_open_and_the_rerun_records_it(cluster, index_name,
+                                                                                         monkeypatch):
+    """`complete` is written after the freeze: a sync killed just before it has swapped and
+    lifted the block; the rerun of the same sync finds its version served and records it."""
+    source = _ingest(cluster, index_name)
+    keywords = {i: ["k"] for i in ITEMS}
+    real = sync_module._set_sync_meta
+
+    def crash_on_complete(cluster_, index, meta):
+        if meta["state"] == "complete":
+            raise KeyboardInterrupt("killed before the complete record")
+        real(cluster_, index, meta)
+
+    with monkeypatch.context() as patch:
+        patch.setattr("cogr_search.cluster.sync._set_sync_meta", crash_on_complete)
+        with pytest.raises(KeyboardInterrupt):
+            sync_keywords(cluster, index_name, keywords, 1, "m", progress=False)
+    swapped = f"{index_name}-r1-2"
+    assert alias_target(cluster, index_name) == swapped and not write_blocked(cluster, source)
+    assert sync_meta(cluster, swapped)["state"] == "writing"
+
+    again = sync_keywords(cluster, index_name, keywords, 1, "m", progress=False)
+
+    assert again.unchanged and _names(cluster, index_name) == [source, swapped]
+    assert sync_meta(cluster, swapped)["state"] == "complete"
 
 
 def test_an_interrupted_copy_is_resumed_and_an_abandoned_one_deleted(cluster, index_name):

@@ -15,10 +15,10 @@ lifted by whoever comes next. The old version stays for rollback until pruned.
 Crash safety rests on the version's `_meta.cogr_sync` record (state, source, round,
 fingerprint of keywords and options):
 - `writing`: a rerun of the same sync writes into it again (documents are keyed by item
-  id, so re-sending converges); any other sync deletes it as abandoned;
-- `verified`: the copy and catch-up were complete; a rerun resumes into it like `writing`
-  (the source may have changed since) and swaps;
-- `complete`: swapped in; a rerun of the same sync has nothing to do.
+  id, so re-sending converges) and swaps; any other sync deletes it as abandoned;
+- `complete`: swapped in (recorded just after the freeze, so a sync killed between its
+  swap and that record leaves its serving version `writing`: the rerun of the same sync
+  finds it served, has nothing to do and records `complete`).
 A document the cluster rejects stops the sync before the swap; the half-written
 version is deleted and the alias is untouched.
 """
@@ -170,7 +170,7 @@ def _plan(cluster: Cluster, alias: str, source: str, meta: dict) -> _Plan:
         if version.name == source:
             continue
         found = sync_meta(cluster, version.name)
-        if found.get("state") not in ("writing", "verified"):
+        if found.get("state") not in ("writing", "verified"):  # `verified`: written by earlier versions
             continue
         if plan.target is None and _same_sync(found, meta):
             plan.target, plan.state = version, found["state"]
@@ -393,6 +393,8 @@ def sync_keywords(
                 "fingerprint": keywords_fingerprint(keywords, config)}
         served = sync_meta(cluster, source)
         if served.get("fingerprint") == meta["fingerprint"] and served.get("round") == round_:
+            if served.get("state") != "complete":  # killed between its swap and this record
+                _set_sync_meta(cluster, source, {**served, "state": "complete"})
             return SyncResult(
                 alias, source, served.get("source", source), round_, documents=doc_count(cluster, source),
                 with_keywords=doc_count(cluster, source, {"exists": {"field": doc_fields.ROUND}}), unchanged=True,
@@ -439,11 +441,11 @@ def sync_keywords(
                 online.drop_deleted()
                 if not _verified(cluster, source, target.name):
                     raise CogrError(f"sync into {target.name}: the copy does not match {source}; rerun the sync")
-            _set_sync_meta(cluster, target.name, {**meta, "state": "verified"})
             lease.check()
             swap_alias(cluster, alias, target.name)
-            _set_sync_meta(cluster, target.name, {**meta, "state": "complete"})
         result.freeze_s = time.perf_counter() - freeze_started
+        # recorded after writes are allowed again: one cluster-state update less under the freeze
+        _set_sync_meta(cluster, target.name, {**meta, "state": "complete"})
     result.index = target.name
     result.documents = doc_count(cluster, target.name)
     if result.cut_titles:
