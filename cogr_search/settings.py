@@ -63,6 +63,12 @@ class Settings(BaseSettings):
     home: Path = Field(default_factory=_default_home, description="Caches and the local node.")
     runs_dir: Path = Field(default=Path("runs"), description="Folder of training runs (COGR_RUNS_DIR).")
     torch_threads: int | None = Field(default=None, ge=1, description="torch intra-op threads (COGR_TORCH_THREADS).")
+    rank_timeout_s: float = Field(
+        default=1800, gt=0, description="Seconds a training rank waits at a barrier (rank 0 may be syncing a large catalog)."
+    )
+    launched_processes: int | None = Field(
+        default=None, description="Set by `--processes N` in the processes it starts, so they do not launch again."
+    )
     backend: Literal["auto", "transformers", "vllm"] = Field(
         default="auto", description="Generation backend: auto, transformers or vllm (COGR_BACKEND)."
     )

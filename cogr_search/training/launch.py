@@ -17,13 +17,16 @@ from collections.abc import Sequence
 from cogr_search.errors import CogrError
 
 LAUNCHED_ENV = "COGR_LAUNCHED_PROCESSES"
-"""Set in the launched processes: the flag they inherited must not launch again."""
+"""Set in the launched processes (`Settings.launched_processes`): the flag they inherited
+must not launch again."""
 
 
 def should_launch(processes: int) -> bool:
     """Whether this call must start the processes: more than one asked for, and not
     already running under a launcher (accelerate launch, torchrun, `--processes`)."""
-    return processes > 1 and "WORLD_SIZE" not in os.environ and LAUNCHED_ENV not in os.environ
+    from cogr_search.settings import load_settings
+
+    return processes > 1 and "WORLD_SIZE" not in os.environ and load_settings().launched_processes is None
 
 
 def launch(processes: int, argv: Sequence[str]) -> None:
@@ -43,7 +46,7 @@ def launch(processes: int, argv: Sequence[str]) -> None:
         "-m", "cogr_search.cli", *argv,
     ])
     logging.getLogger("torch.distributed.elastic").setLevel(logging.CRITICAL)
-    os.environ[LAUNCHED_ENV] = str(processes)
+    os.environ.update({LAUNCHED_ENV: str(processes)})  # read by the launched processes' settings
     try:
         launch_command(args)
     except ChildFailedError as err:

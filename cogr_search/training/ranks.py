@@ -99,11 +99,6 @@ def current() -> Ranks:
     return Ranks(rank=rank, world=world)
 
 
-TIMEOUT_ENV = "COGR_RANK_TIMEOUT_S"
-"""Seconds a rank waits at a barrier or collective before failing (default 1800: rank 0
-may sync a large catalog while the others wait)."""
-
-
 @functools.cache
 def _state():  # noqa: ANN202 - accelerate PartialState
     """Join the process group once, through accelerate (what trl's trainers join too:
@@ -113,7 +108,9 @@ def _state():  # noqa: ANN202 - accelerate PartialState
     import torch
     from accelerate import PartialState
 
-    timeout = float(os.environ.get(TIMEOUT_ENV, "") or 1800)
+    from cogr_search.settings import load_settings
+
+    timeout = load_settings().rank_timeout_s  # COGR_RANK_TIMEOUT_S
     return PartialState(cpu=not torch.cuda.is_available(), timeout=timedelta(seconds=timeout))
 
 
