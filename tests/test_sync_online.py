@@ -31,7 +31,7 @@ from cogr_search.runs.keyword_files import write_keyword_file
 from tests import sync_writer
 from tests.conftest import all_engines, REPO_ROOT
 
-pytestmark = pytest.mark.opensearch
+pytestmark = [pytest.mark.opensearch, pytest.mark.secured]  # secured: also run on secured nodes
 
 N_ITEMS = 3000
 DEADLINE_S = 300

@@ -47,7 +47,10 @@ class NodeExtras:
     """What a caller adds to a node before it starts (a plugin's settings, as an operator
     would): ``settings`` lines for ``opensearch.yml``, ``secure_settings`` for its keystore
     (`keystore.py`), and ``files`` copied into its config folder under the given names (a CA
-    file a setting names; the node may read only its config folder)."""
+    file a setting names; the node may read only its config folder). Files come before a
+    secured line's certificates are made, so ``ca.pem``, ``node.pem``, ``node-key.pem``,
+    ``admin.pem`` and ``admin-key.pem`` given here are used instead (the secured test
+    nodes of both engines share one CA this way)."""
 
     settings: Mapping[str, str] = field(default_factory=dict)
     secure_settings: Mapping[str, str] = field(default_factory=dict)
@@ -114,10 +117,10 @@ def prepare(home: Path, port: int, heap: str, engine: Launcher, peers: Peers | N
         f"# written by cogr-search: the heap of `start --heap`\n-Xms{heap}\n-Xmx{heap}\n-XX:+ExitOnOutOfMemoryError\n"
     )
     env = java_env(engine)
+    for name, source in extras.files.items():  # first: a caller's certificates are kept by a secured line
+        shutil.copyfile(source, config / name)
     secured = _secure_lines(home, config, dist, env, engine)
     (config / engine.settings_file).write_text(_settings(port, runtime, engine, peers, [*secured, *extras.yml_lines()]))
-    for name, source in extras.files.items():
-        shutil.copyfile(source, config / name)
     if not user.is_caller:
         user.give(runtime)
         link = home / LINK
