@@ -296,6 +296,8 @@ def test_a_readers_writes_are_refused_in_one_line_and_change_nothing(role_users:
         line = lines[0]
         assert f"{role_users.label} refused the request" in line and "HTTP 403" in line, line
         assert "user 'reader' lacks " in line and "cogr_writer_" in line, line  # the action, the user, the role
+        if role_users.engine == "elasticsearch":  # it also names the engine's own privileges that grant it
+            assert " privileges " in line and " grant it)" in line, line
     assert _cluster_state(role_users) == before
 
 

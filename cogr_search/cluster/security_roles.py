@@ -31,6 +31,8 @@ _ALIAS_RE = re.compile(r"^[a-z0-9][a-z0-9_.-]*$")
 _NO_PERMISSION_RE = re.compile(r"no permissions for \[([^\]]+)\] and User \[name=([^,\]]+)")
 # Elasticsearch: "action [indices:admin/create] is unauthorized for user [reader] with effective roles [...]"
 _UNAUTHORIZED_RE = re.compile(r"action \[([^\]]+)\] is unauthorized for user \[([^\]]+)\]")
+# Elasticsearch also says which of its privileges grant the action.
+_GRANTED_BY_RE = re.compile(r"granted by the (index|cluster) privileges \[([^\]]+)\]")
 
 
 def roles_for(alias: str, engine: str = "opensearch") -> dict[str, dict]:
@@ -105,5 +107,7 @@ def permission_hint(reason: str) -> str | None:
         return None
     action, user = match.group(1), match.group(2)
     role = "cogr_reader_<alias>" if action.startswith(("indices:data/read", "indices:admin/aliases/get")) else "cogr_writer_<alias>"
-    return (f"user {user!r} lacks {action}: map it to the role {role} "
+    granted = _GRANTED_BY_RE.search(reason)
+    privileges = f" (the {granted.group(1)} privileges {granted.group(2)} grant it)" if granted else ""
+    return (f"user {user!r} lacks {action}{privileges}: map it to the role {role} "
             "(`cogr-search security roles --print --alias ALIAS` shows what each grants)")
