@@ -159,6 +159,20 @@ def test_a_wrong_password_a_missing_ca_or_plain_http_is_one_line_and_exit_1(secu
     assert len(lines) == 1 and said in lines[0].lower(), refused.stderr
 
 
+@pytest.mark.parametrize("engine", SECURED_ENGINES)
+@pytest.mark.parametrize(("extra", "said"), [
+    (["--nodes", "3"], "--secure --nodes 3: the secured local node is a single node"),
+    (["--version", "9"], "--secure --version 9: the secured local node is "),
+], ids=["nodes", "version"])
+def test_secure_with_more_nodes_or_another_line_is_refused_in_one_line(engine: str, extra: list[str], said: str,
+                                                                       tmp_path: Path) -> None:
+    home = tmp_path / "never-made"
+    refused = _cli(engine, "start", "--secure", "--home", str(home), *extra)
+    lines = refused.stderr.strip().splitlines()
+    assert refused.returncode == 1 and len(lines) == 1 and said in lines[0], refused.stderr
+    assert not home.exists()
+
+
 # ------------------------------------------------------------------ least privilege
 
 ALIAS, OTHER = "shop", "other"

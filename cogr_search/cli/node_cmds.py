@@ -51,6 +51,8 @@ def node_group(engine: Launcher) -> click.Group:
 
     def _launcher(line: str, secure: bool = False) -> Launcher:
         if secure:
+            if line != engine.line:
+                raise CogrError(f"--secure --version {line}: the secured local node is {secured.description} only")
             return secured
         try:
             return local_node.engine_line(engine.name, line)
@@ -100,6 +102,8 @@ def node_group(engine: Launcher) -> click.Group:
         """Start the node (the stock distribution, with the project's plugin) in the background and
         wait for yellow. A node already running is reused; a --port other than its own is refused."""
         launcher = _launcher(line, secure)
+        if secure and nodes not in (None, 1):
+            raise CogrError(f"--secure --nodes {nodes}: the secured local node is a single node (one CA and admin per home)")
         node_home = local_node.record.norm_home(_home(home, launcher))
         try:
             if nodes not in (None, 1) or multinode.is_cluster_home(node_home):
