@@ -31,6 +31,7 @@ from cogr_search.bench.node import free_port_run
 from cogr_search.cluster.security_roles import roles_for
 from cogr_search.data import sample_catalog_path
 from cogr_search.localnode import es_security
+from cogr_search.localnode.stock import runtime_dir
 from cogr_search.runs.keyword_files import write_keyword_file
 from tests.conftest import REPO_ROOT
 
@@ -114,7 +115,7 @@ def _only_admin_on_opensearch(node: SecureNode, password: str) -> None:
 def _only_admin_on_elasticsearch(node: SecureNode, password: str) -> None:
     status, me = _get(f"{node.url}/_security/_authenticate", node.home, password)
     assert status == 200 and me["roles"] == ["superuser"] and me["authentication_realm"]["type"] == "file"
-    users = (node.home / "node" / "config" / "users").read_text().splitlines()
+    users = (runtime_dir(node.home) / "config" / "users").read_text().splitlines()
     assert [line.split(":", 1)[0] for line in users] == ["admin"]
     # the reserved realm is off: elastic (and its well-known default) cannot log in
     assert _get(node.url + "/", node.home, "changeme", user="elastic")[0] == 401
