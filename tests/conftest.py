@@ -12,6 +12,16 @@ The header of the run says which. Elasticsearch likewise, started on first use:
 root-endpoint plugin (plugins/es-node), one node per session
 (`es_node_handle`).
 
+`COGR_TEST_NODES=secure` makes the session's OpenSearch 2.19 and Elasticsearch 8.17 secured
+nodes (`opensearch|elasticsearch start --secure`'s launchers: OpenSearch 2.19.4 with its
+security plugin, Elasticsearch 8.17.2 with x-pack security, TLS, user `admin`), both with
+one CA and one admin password made for the session, so that `COGR_CLUSTER_USER`,
+`COGR_CLUSTER_PASSWORD` and `COGR_CLUSTER_CA_CERTS`, set for the whole run, reach every
+client, `load_settings` and CLI subprocess. The tests marked `secured` (ingest, sync, online
+sync, the sync lease, eval, search, status) are the subset that runs so:
+`COGR_TEST_NODES=secure python -m pytest -m secured`; their OpenSearch 3.x and
+Elasticsearch 9.x parameters are deselected there (those lines have no secured node).
+
 OpenSearch 3.x and Elasticsearch 9.x (the launchers' Java 21+ lines) likewise:
 `COGR_OPENSEARCH3_URL` / `COGR_ELASTICSEARCH9_URL`, else the local launcher, one node per
 session started on first use (`opensearch3_node_handle`, `es9_node_handle`).
@@ -30,7 +40,8 @@ from __future__ import annotations
 import os
 import shutil
 import socket
-from collections.abc import Iterator
+import tempfile
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -41,7 +52,19 @@ from cogr_search.cluster.client import Cluster, connect
 from cogr_search.cluster.engines import NOT_FOUND
 from cogr_search.containers.testnodes import NODES as CONTAINER_NODES
 from cogr_search.containers.testnodes import containers_chosen
-from cogr_search.localnode import ELASTICSEARCH, ELASTICSEARCH_9, OPENSEARCH_3, Launcher, LocalNodeError, NodeInfo
+from cogr_search.localnode import (
+    ELASTICSEARCH,
+    ELASTICSEARCH_9,
+    ELASTICSEARCH_SECURE,
+    OPENSEARCH,
+    OPENSEARCH_3,
+    OPENSEARCH_SECURE,
+    Launcher,
+    LocalNodeError,
+    NodeInfo,
+    security,
+)
+from cogr_search.localnode.stock import NodeExtras
 from cogr_search.localnode.java import jdk_for
 from cogr_search.settings import load_settings
 
@@ -75,8 +98,61 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
+SECURE_MODE = "secure"
+SECURE_FILES = ("ca.pem", "node.pem", "node-key.pem", "admin.pem", "admin-key.pem")
+"""The session's certificates that both secured nodes get (`NodeExtras.files`)."""
+_secure_dir: Path | None = None
+
+
+def secure_chosen() -> bool:
+    """Whether this run's OpenSearch 2.19 and Elasticsearch 8.17 are secured (``COGR_TEST_NODES=secure``)."""
+    return (load_settings().test_nodes or "").strip().lower() == SECURE_MODE
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """In secure mode: one CA, node certificate and admin password for the session, and the
+    `COGR_CLUSTER_*` credentials in the environment before any test module is imported (some
+    copy `os.environ` for their subprocesses at import)."""
+    global _secure_dir
+    if not secure_chosen():
+        return
+    _secure_dir = Path(tempfile.mkdtemp(prefix="cogr-secure-tests-"))
+    security.make_certificates(_secure_dir)
+    os.environ["COGR_CLUSTER_USER"] = security.ADMIN
+    os.environ["COGR_CLUSTER_PASSWORD"] = security.admin_password(_secure_dir)
+    os.environ["COGR_CLUSTER_CA_CERTS"] = str(_secure_dir / security.CA_NAME)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    if _secure_dir is not None:
+        shutil.rmtree(_secure_dir, ignore_errors=True)
+
+
+def secured_launcher(launcher: Launcher) -> Launcher:
+    """The launcher a session node of ``launcher``'s line uses: its secured line in secure mode."""
+    if not secure_chosen():
+        return launcher
+    return {OPENSEARCH.key: OPENSEARCH_SECURE, ELASTICSEARCH.key: ELASTICSEARCH_SECURE}[launcher.key]
+
+
+def node_extras(home: Path, launcher: Launcher) -> NodeExtras:
+    """A secured session node's share of the session's credentials: the certificates (as
+    config files) and the admin password (seeded into its home, where `start` reads it)."""
+    if not launcher.secure or _secure_dir is None:
+        return NodeExtras()
+    password = home / security.PASSWORD_FILE
+    if not password.exists():
+        shutil.copyfile(_secure_dir / security.PASSWORD_FILE, password)
+        password.chmod(0o600)
+    return NodeExtras(files={name: _secure_dir / name for name in SECURE_FILES})
+
+
 def session_nodes_line() -> str:
-    """Which session nodes this run uses (the local launcher, or containers of our images)."""
+    """Which session nodes this run uses (the local launcher, secured nodes, or containers of our images)."""
+    if secure_chosen():
+        return (f"session nodes: secured stock nodes ({OPENSEARCH_SECURE.description} with its security plugin, "
+                f"{ELASTICSEARCH_SECURE.description} with x-pack security; TLS with the session's CA, user admin); "
+                "OpenSearch 3.x and Elasticsearch 9.x: not run secured")
     if containers_chosen():
         images = ", ".join(node.image for node in CONTAINER_NODES.values())
         return f"session nodes: containers of the project's images ({images}); Elasticsearch 9.x: the local launcher"
@@ -93,7 +169,11 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Without a container engine the `containers` tests cannot run: deselected, in one line."""
+    """Without a container engine the `containers` tests cannot run: deselected, in one line.
+    In secure mode the parameters of lines without a secured node are deselected, in one line."""
+    if secure_chosen():
+        _deselect(config, items, lambda item: bool(_unsecured_lines(item)),
+                  "COGR_TEST_NODES=secure: {n} test(s) on OpenSearch 3.x or Elasticsearch 9.x deselected (no secured node)")
     if shutil.which("podman") or shutil.which("docker"):
         return
     dropped = [item for item in items if item.get_closest_marker("containers") is not None]
@@ -101,6 +181,21 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         config.hook.pytest_deselected(items=dropped)
         items[:] = [item for item in items if item.get_closest_marker("containers") is None]
         print(f"no container engine (podman or docker) on PATH: {len(dropped)} container test(s) deselected")
+
+
+def _unsecured_lines(item: pytest.Item) -> set[str]:
+    """The engine lines without a secured node among ``item``'s node parameters."""
+    callspec = getattr(item, "callspec", None)
+    params = callspec.params.values() if callspec is not None else ()
+    return {p for p in params if isinstance(p, str) and p in (OS3, ES9)}
+
+
+def _deselect(config: pytest.Config, items: list[pytest.Item], drop: Callable[[pytest.Item], bool], line: str) -> None:
+    dropped = [item for item in items if drop(item)]
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = [item for item in items if not drop(item)]
+        print(line.format(n=len(dropped)))
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
@@ -136,7 +231,8 @@ def opensearch_node_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[st
         yield from container_url(OS2)
         return
     home = tmp_path_factory.mktemp("opensearch-node")
-    info = local_node.start(home, port=free_port(), heap="1g")
+    launcher = secured_launcher(OPENSEARCH)
+    info = local_node.start(home, port=free_port_pair(), heap="1g", engine=launcher, extras=node_extras(home, launcher))
     try:
         yield info.url
     finally:
@@ -168,7 +264,8 @@ class LocalNodeHandle:
         if self._port is None:
             self._port = free_port_pair()
         return local_node.start(
-            self.home, port=self._port, heap=self.heap, timeout=ES_START_TIMEOUT_S, engine=self.engine
+            self.home, port=self._port, heap=self.heap, timeout=ES_START_TIMEOUT_S, engine=self.engine,
+            extras=node_extras(self.home, self.engine),
         )
 
     def url(self) -> str:
@@ -199,7 +296,7 @@ def es_node_handle(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalNo
         for url in container_url(ES8):
             yield LocalNodeHandle(ELASTICSEARCH, home, ES_HEAP, external_url=url)
         return
-    handle = LocalNodeHandle(ELASTICSEARCH, home, ES_HEAP)
+    handle = LocalNodeHandle(secured_launcher(ELASTICSEARCH), home, ES_HEAP)
     try:
         yield handle
     finally:

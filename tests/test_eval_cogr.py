@@ -17,7 +17,7 @@ from cogr_search.cluster.client import Cluster
 from cogr_search.cluster.ingest import ingest_items
 from cogr_search.cluster.sync import SyncConfig, sync_keywords
 
-pytestmark = pytest.mark.opensearch
+pytestmark = [pytest.mark.opensearch, pytest.mark.secured]  # secured: also run on secured nodes
 
 STOP = {"a", "an", "and", "the", "in", "with", "of", "for", "|", "-", "&"}
 

@@ -16,7 +16,7 @@ from cogr_search.cluster.eval import bm25_clause, full_set_counts, ranked_ids
 from cogr_search.cluster.ingest import ingest_items
 from cogr_search.settings import load_settings
 
-pytestmark = pytest.mark.opensearch
+pytestmark = [pytest.mark.opensearch, pytest.mark.secured]  # secured: also run on secured nodes
 
 
 @pytest.fixture()

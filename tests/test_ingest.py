@@ -18,7 +18,7 @@ from cogr_search.cluster.shadow_build import item_index_from_opensearch
 from cogr_search.cluster.sync import sync_keywords
 from cogr_search.shadow.index import ItemIndex
 
-pytestmark = pytest.mark.opensearch
+pytestmark = [pytest.mark.opensearch, pytest.mark.secured]  # secured: also run on secured nodes
 
 
 def _source(cluster: Cluster, alias: str, item_id: str) -> dict:

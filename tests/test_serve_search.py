@@ -18,7 +18,7 @@ from cogr_search.cluster.query import keyword_query
 from cogr_search.serve.client import CogrSearch
 from tests.serve_support import ServiceProcess, make_base_run
 
-pytestmark = [pytest.mark.opensearch, pytest.mark.model]
+pytestmark = [pytest.mark.opensearch, pytest.mark.model, pytest.mark.secured]
 
 ITEMS = [
     {"id": "hg-1", "title": "Linen Throw Pillow - Ivory", "description": "An 18 x 18 in linen throw pillow."},

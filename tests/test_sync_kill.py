@@ -26,7 +26,7 @@ from cogr_search.cluster.ingest import ingest_items
 from cogr_search.cluster.sync import sync_meta
 from tests.conftest import REPO_ROOT
 
-pytestmark = pytest.mark.opensearch
+pytestmark = [pytest.mark.opensearch, pytest.mark.secured]  # secured: also run on secured nodes
 
 N_ITEMS = 8000
 KILL_AFTER_DOCS = 800

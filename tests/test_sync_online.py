@@ -32,6 +32,9 @@ from tests import sync_writer
 from tests.conftest import all_engines, REPO_ROOT
 
 pytestmark = pytest.mark.opensearch
+# Also run on secured nodes: every test, and of the kill matrix its shortest phase (the
+# phases differ in timing, not in how the sync talks to a secured cluster).
+secured = pytest.mark.secured
 
 N_ITEMS = 3000
 DEADLINE_S = 300
@@ -112,6 +115,7 @@ def _assert_content(cluster: Cluster, alias: str, rounds: int, keywords: dict[st
             assert "oak" in doc["cogr_keywords"], doc_id
 
 
+@secured
 @all_engines
 def test_writes_throughout_a_sync_all_reach_the_new_version(cluster: Cluster, cluster_url: str, index_name: str,
                                                             tmp_path: Path) -> None:
@@ -165,7 +169,7 @@ def _wait_phase(cluster: Cluster, alias: str, proc: subprocess.Popen, phase: str
 KILL_PHASES = {"copy": (), "catch-up": (), "freeze": ("--catch-up-rounds", "0")}
 
 
-@pytest.mark.parametrize("phase", list(KILL_PHASES))
+@pytest.mark.parametrize("phase", [pytest.param(p, marks=secured) if p == "copy" else p for p in KILL_PHASES])
 def test_a_sync_killed_in_any_phase_leaves_writes_accepted_and_loses_nothing(
         cluster: Cluster, cluster_url: str, index_name: str, tmp_path: Path, phase: str) -> None:
     source, path, keywords = _catalog(cluster, index_name, tmp_path)
@@ -197,6 +201,7 @@ def test_a_sync_killed_in_any_phase_leaves_writes_accepted_and_loses_nothing(
     _assert_content(cluster, index_name, rounds, keywords)
 
 
+@secured
 def test_one_sync_per_alias_and_status_names_the_holder(cluster: Cluster, cluster_url: str, index_name: str,
                                                         tmp_path: Path) -> None:
     source, path, keywords = _catalog(cluster, index_name, tmp_path)
@@ -217,6 +222,7 @@ def test_one_sync_per_alias_and_status_names_the_holder(cluster: Cluster, cluste
     assert cluster.client.indices.exists(index=LEASE_INDEX)
 
 
+@secured
 def test_deletes_are_found_by_counts_per_id_range(cluster: Cluster, index_name: str) -> None:
     """The delete check: boundaries from the copied ids (no request), then per-range counts
     of source and copy, ids compared only where they differ; the true difference for any

@@ -10,7 +10,7 @@ from cogr_search.cluster.indices import alias_target, shape_of
 from cogr_search.cluster.ingest import ingest_items
 from cogr_search.cluster.sync import SyncConfig, sync_keywords
 
-pytestmark = pytest.mark.opensearch
+pytestmark = [pytest.mark.opensearch, pytest.mark.secured]  # secured: also run on secured nodes
 
 
 @pytest.fixture(scope="module")

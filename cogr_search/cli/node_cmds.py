@@ -15,7 +15,7 @@ import click
 from cogr_search.cli.options import settings_from
 from cogr_search.errors import CogrError
 from cogr_search import localnode as local_node
-from cogr_search.localnode import ELASTICSEARCH, LINES, OPENSEARCH, OPENSEARCH_SECURE, Launcher, multinode
+from cogr_search.localnode import ELASTICSEARCH, LINES, OPENSEARCH, SECURE_LINES, Launcher, multinode
 
 
 def node_group(engine: Launcher) -> click.Group:
@@ -39,18 +39,21 @@ def node_group(engine: Launcher) -> click.Group:
         f"{newer.java_release}+: COGR_JAVA21_HOME, JAVA_HOME, java on PATH or /usr/lib/jvm).",
     )
 
+    secured = SECURE_LINES[engine.name]
+    what_secures = ("its security plugin" if engine is OPENSEARCH
+                    else "x-pack security (TLS on HTTP and transport, the file realm)")
     secure_option = click.option(
         "--secure",
         is_flag=True,
-        help="The secured node: OpenSearch 2.19.4 with its security plugin (TLS with a CA made for it, an admin "
-        "user with a random password, no demo users); its own default home ($COGR_HOME/opensearch-secure).",
+        help=f"The secured node: {secured.description} with {what_secures}, a CA made for it, an admin user with a "
+        f"random password and no other user; its own default home ($COGR_HOME/{secured.key}).",
     )
 
     def _launcher(line: str, secure: bool = False) -> Launcher:
         if secure:
-            if engine is not OPENSEARCH:
-                raise CogrError(f"--secure: a secured local {engine.label} node is not available yet")
-            return OPENSEARCH_SECURE
+            if line != engine.line:
+                raise CogrError(f"--secure --version {line}: the secured local node is {secured.description} only")
+            return secured
         try:
             return local_node.engine_line(engine.name, line)
         except local_node.LocalNodeError as err:
@@ -61,7 +64,7 @@ def node_group(engine: Launcher) -> click.Group:
     port_help = (
         "HTTP port (default 9200, or $COGR_LOCAL_PORT)."
         if engine is OPENSEARCH
-        else f"HTTP port (default {engine.default_port})."
+        else f"HTTP port (default {engine.default_port}; {secured.default_port} with --secure)."
     )
 
     def _home(home: Path | None, launcher: Launcher = engine) -> Path:
@@ -99,6 +102,8 @@ def node_group(engine: Launcher) -> click.Group:
         """Start the node (the stock distribution, with the project's plugin) in the background and
         wait for yellow. A node already running is reused; a --port other than its own is refused."""
         launcher = _launcher(line, secure)
+        if secure and nodes not in (None, 1):
+            raise CogrError(f"--secure --nodes {nodes}: the secured local node is a single node (one CA and admin per home)")
         node_home = local_node.record.norm_home(_home(home, launcher))
         try:
             if nodes not in (None, 1) or multinode.is_cluster_home(node_home):
@@ -107,7 +112,7 @@ def node_group(engine: Launcher) -> click.Group:
             _refuse_other_port(node_home, port, launcher)
             if port is None:
                 port = local_node.record.last_port(node_home) or (
-                    None if engine is OPENSEARCH else engine.default_port)
+                    None if engine is OPENSEARCH else launcher.default_port)
             settings = settings_from(local_port=port, local_heap=heap)
             info = local_node.start(node_home, port=settings.local_port, heap=settings.local_heap, timeout=timeout,
                                     engine=launcher)

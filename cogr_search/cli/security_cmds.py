@@ -16,20 +16,25 @@ def security() -> None:
 
 @security.command("roles")
 @click.option("--alias", "alias", required=True, help="The alias the roles are for (its versions are ALIAS-*).")
-@click.option("--print", "show", is_flag=True, help="Print the role definitions (the security plugin's REST bodies).")
+@click.option("--print", "show", is_flag=True, help="Print the role definitions (the engine's REST bodies).")
+@click.option("--engine", type=click.Choice(["opensearch", "elasticsearch"]), default=None,
+              help="With --print: whose roles (default: $COGR_ENGINE, else opensearch); --apply asks the cluster.")
 @click.option("--apply", "apply", is_flag=True, help="Put the roles into the cluster (needs a security admin).")
 @click.option("--writer-user", default=None, help="With --apply: map this user to the writer role.")
 @click.option("--reader-user", default=None, help="With --apply: map this user to the reader role.")
 @opensearch_url
-def roles(alias: str, show: bool, apply: bool, writer_user: str | None, reader_user: str | None,
+def roles(alias: str, show: bool, engine: str | None, apply: bool, writer_user: str | None, reader_user: str | None,
           opensearch_url: str | None) -> None:
-    """cogr_writer_ALIAS (ingest, sync, index create) and cogr_reader_ALIAS (search, eval)."""
+    """cogr_writer_ALIAS (ingest, sync, index create) and cogr_reader_ALIAS (search, eval), for the
+    OpenSearch security plugin or Elasticsearch's x-pack security."""
     from cogr_search.cluster.security_roles import apply_roles, roles_for
 
     if show == apply:
         raise click.UsageError("give exactly one of --print and --apply")
     if show:
-        click.echo(json.dumps(roles_for(alias), indent=2))
+        configured = settings_from().engine
+        chosen = engine or (configured if configured != "auto" else "opensearch")
+        click.echo(json.dumps(roles_for(alias, chosen), indent=2))
         return
     from cogr_search.cluster.client import connect
 

@@ -94,9 +94,11 @@ class Cluster:
         try:
             return Engine.unwrap(retrying(fn, *args, **kwargs))
         except engines.API_ERRORS as err:
+            label = self._engine.label if self._engine else "the cluster"
             if status_of(err) == 401:  # the engine is known here: the probe reports its own 401
-                label = self._engine.label if self._engine else "the cluster"
                 raise CogrError(credentials_refused(label, self.url, self.settings)) from err
+            if status_of(err) == 403 and not getattr(err, "info", None) and self.settings.cluster_user:
+                raise CogrError(self._silent_403(label, fn, kwargs)) from err
             raise
         except RetryError as err:
             cause = err.last_attempt.exception()
@@ -105,6 +107,16 @@ class Cluster:
                 f"cannot reach {label} at {self.url} after "
                 f"{self.settings.cluster_retries + 1} attempts: {one_line(cause)}"
             ) from cause
+
+    def _silent_403(self, label: str, fn: Callable[..., object], kwargs: dict[str, object]) -> str:
+        """The line for a 403 without a body (a HEAD request, e.g. whether an index exists):
+        the engine names no action, so the line names the user, the call and its index."""
+        index = kwargs.get("index") or kwargs.get("name")
+        on = f" on {index!r}" if index else ""
+        role = f"cogr_writer_{index}" if index else "cogr_writer_<alias>"
+        return (f"{label} at {self.url} refused user {self.settings.cluster_user!r} the request {getattr(fn, '__qualname__', fn.__name__)}{on} (HTTP 403; a HEAD "
+                f"request carries no reason): that user lacks a privilege{on}; the role {role} grants what ingest and "
+                "sync need (`cogr-search security roles --print --alias ALIAS` shows what each grants)")
 
     def request(self, method: str, path: str, body: object = None, params: dict | None = None) -> Any:
         """A raw REST call, retried like `call` (for APIs neither client wraps the same way)."""

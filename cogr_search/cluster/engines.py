@@ -82,7 +82,8 @@ def one_line(exc: BaseException | None) -> str:
         return "unknown error"
     status = status_of(exc)
     if status is not None:
-        return f"HTTP {status} {getattr(exc, 'error', '')}".rstrip()
+        error = getattr(exc, "error", None)  # elasticsearch-py: None for a body-less answer (HEAD)
+        return f"HTTP {status} {error or ''}".rstrip()
     text = " ".join(str(exc).split())
     if isinstance(exc, CONNECTION_ERRORS):
         reason = _ERRNO.search(text)  # "[Errno 111] Connection refused" inside urllib3's repr
@@ -155,10 +156,10 @@ def describe_error(exc: BaseException) -> str | None:
             hint = permission_hint(reason)
             if hint is not None:
                 return f"{label} refused the request{where} (HTTP 403): {hint}"
-            if reason in ("", "HTTP 403", "403"):  # a HEAD request: the answer has no body
+            if reason in ("", "HTTP 403", "403", "HTTP 403 None"):  # a HEAD request: the answer has no body
                 return (f"{label} refused the request{where} (HTTP 403, no reason given): the user lacks a permission "
                         "this command needs (`cogr-search security roles --print --alias ALIAS` shows what each role grants)")
-        return f"{label} refused the request{where} (HTTP {status} {getattr(exc, 'error', '')}): {reason}"
+        return f"{label} refused the request{where} (HTTP {status} {getattr(exc, 'error', None) or ''}): {reason}"
     return f"{label} client error: {' '.join(str(exc).split())[:300]}"
 
 

@@ -1,8 +1,9 @@
 """Least-privilege roles for one alias: what cogr-search's commands need, and nothing more.
 
 Why: operators give a service account the least it needs; without a shipped answer they
-would have to guess, or hand out admin. The roles live in package data
-(`resources/security/opensearch-roles.json`), one pair per alias:
+would have to guess, or hand out admin. The roles live in package data, one file per
+engine (`resources/security/opensearch-roles.json` for the OpenSearch security plugin,
+`elasticsearch-roles.json` for x-pack security's role descriptors), one pair per alias:
 
 - ``cogr_writer_<alias>``: ingest, sync (offline and online: the lease, the write block,
   the alias swap, old versions removed) and `index create` on the alias and its versions;
@@ -10,6 +11,9 @@ would have to guess, or hand out admin. The roles live in package data
 
 `cogr-search security roles --print|--apply --alias A` prints them or puts them into the
 cluster's security plugin, optionally with a user mapped to each (docs/security.md).
+
+A 403 of either engine becomes one line naming the refused action, the user and the role
+that grants it (`permission_hint`).
 """
 
 from __future__ import annotations
@@ -21,16 +25,22 @@ from importlib import resources
 from cogr_search.cluster.client import Cluster
 from cogr_search.errors import CogrError
 
-ROLES_FILE = "opensearch-roles.json"
+ROLES_FILES = {"opensearch": "opensearch-roles.json", "elasticsearch": "elasticsearch-roles.json"}
 _ALIAS_RE = re.compile(r"^[a-z0-9][a-z0-9_.-]*$")
+# OpenSearch: "no permissions for [indices:admin/create] and User [name=reader, ...]"
 _NO_PERMISSION_RE = re.compile(r"no permissions for \[([^\]]+)\] and User \[name=([^,\]]+)")
+# Elasticsearch: "action [indices:admin/create] is unauthorized for user [reader] with effective roles [...]"
+_UNAUTHORIZED_RE = re.compile(r"action \[([^\]]+)\] is unauthorized for user \[([^\]]+)\]")
+# Elasticsearch also says which of its privileges grant the action.
+_GRANTED_BY_RE = re.compile(r"granted by the (index|cluster) privileges \[([^\]]+)\]")
 
 
-def roles_for(alias: str) -> dict[str, dict]:
-    """The writer and reader role bodies for ``alias`` (the security plugin's REST format)."""
+def roles_for(alias: str, engine: str = "opensearch") -> dict[str, dict]:
+    """The writer and reader role bodies for ``alias`` in ``engine``'s REST format (the
+    security plugin's roles API, or x-pack's role descriptors)."""
     if not _ALIAS_RE.match(alias):
         raise CogrError(f"--alias {alias!r}: an index alias is lowercase letters, digits, '-', '_' and '.'")
-    text = (resources.files("cogr_search") / "resources" / "security" / ROLES_FILE).read_text()
+    text = (resources.files("cogr_search") / "resources" / "security" / ROLES_FILES[engine]).read_text()
     roles = json.loads(text.replace("{alias}", alias))
     roles.pop("_comment", None)
     return roles
@@ -42,9 +52,8 @@ def apply_roles(cluster: Cluster, alias: str, users: dict[str, str] | None = Non
     ``users`` maps ``writer``/``reader`` to a user name (existing internal or external
     users; no passwords are set here). Returns the role names written.
     """
-    if cluster.engine.name != "opensearch":
-        raise CogrError(f"security roles --apply: {cluster.engine.label} is not supported yet; "
-                        "--print shows the OpenSearch security plugin's roles")
+    if cluster.engine.name == "elasticsearch":
+        return _apply_elasticsearch(cluster, alias, users or {})
     written = []
     for name, body in roles_for(alias).items():
         cluster.call(cluster.client.transport.perform_request, "PUT", f"/_plugins/_security/api/roles/{name}", body=body)
@@ -57,13 +66,48 @@ def apply_roles(cluster: Cluster, alias: str, users: dict[str, str] | None = Non
     return written
 
 
+def _apply_elasticsearch(cluster: Cluster, alias: str, users: dict[str, str]) -> list[str]:
+    """`PUT _security/role/NAME` for each role; each listed (native) user gets its role added
+    to the roles it holds (`PUT _security/user/NAME` without a password keeps the password)."""
+    written = []
+    for name, body in roles_for(alias, "elasticsearch").items():
+        _native_write(cluster, "PUT", f"/_security/role/{name}", body)
+        written.append(name)
+        kind = "writer" if name.startswith("cogr_writer_") else "reader"
+        if kind in users:
+            user = cluster.request("GET", f"/_security/user/{users[kind]}")[users[kind]]
+            roles = sorted({*user.get("roles", []), name})
+            _native_write(cluster, "PUT", f"/_security/user/{users[kind]}", {"roles": roles})
+    return written
+
+
+def _native_write(cluster: Cluster, method: str, path: str, body: dict) -> None:
+    """One write to x-pack's native store; a cluster that cannot create its `.security` index
+    (a distribution without the analysis-common module) is said in one line."""
+    from cogr_search.cluster.engines import API_ERRORS, error_reason
+
+    try:
+        cluster.request(method, path, body)
+    except API_ERRORS as err:
+        reason = error_reason(err)
+        if "pattern_capture" not in reason:
+            raise
+        raise CogrError(
+            f"Elasticsearch at {cluster.url} cannot store native roles or users ({path}: {reason}; its .security "
+            "index needs the analysis-common module): put the roles into each node's config/roles.yml instead, one "
+            "`NAME: {...}` line per role of `cogr-search security roles --print --engine elasticsearch --alias ALIAS`"
+        ) from err
+
+
 def permission_hint(reason: str) -> str | None:
-    """For a 403 of the security plugin: which action was refused to whom, and which shipped
-    role grants it (None: not a missing-permission answer)."""
-    match = _NO_PERMISSION_RE.search(reason)
+    """For a 403 of either engine's security: which action was refused to whom, and which
+    shipped role grants it (None: not a missing-permission answer)."""
+    match = _NO_PERMISSION_RE.search(reason) or _UNAUTHORIZED_RE.search(reason)
     if match is None:
         return None
     action, user = match.group(1), match.group(2)
     role = "cogr_reader_<alias>" if action.startswith(("indices:data/read", "indices:admin/aliases/get")) else "cogr_writer_<alias>"
-    return (f"user {user!r} lacks {action}: map it to the role {role} "
+    granted = _GRANTED_BY_RE.search(reason)
+    privileges = f" (the {granted.group(1)} privileges {granted.group(2)} grant it)" if granted else ""
+    return (f"user {user!r} lacks {action}{privileges}: map it to the role {role} "
             "(`cogr-search security roles --print --alias ALIAS` shows what each grants)")

@@ -173,13 +173,25 @@ ELASTICSEARCH_9 = replace(
     java_release=21,
     distribution=("org.elasticsearch.distribution.integ-test-zip", "elasticsearch", "9.2.0"),
 )
+# Elasticsearch with x-pack security (`start --secure`): TLS on HTTP and transport, the file
+# realm's admin (localnode/es_security.py). 9211 by default, beside the plain node's 9201.
+ELASTICSEARCH_SECURE = replace(
+    ELASTICSEARCH,
+    key="elasticsearch-secure",
+    line="8.17 --secure",
+    default_port=9211,
+    node_settings=(),
+    secure=True,
+)
 ENGINES: dict[str, Launcher] = {e.name: e for e in (OPENSEARCH, ELASTICSEARCH)}
 """The default launcher of each engine (OpenSearch: the 2.19 line; Elasticsearch: 8.17)."""
 LAUNCHERS: dict[str, Launcher] = {
-    e.key: e for e in (OPENSEARCH, OPENSEARCH_3, OPENSEARCH_SECURE, ELASTICSEARCH, ELASTICSEARCH_9)
+    e.key: e for e in (OPENSEARCH, OPENSEARCH_3, OPENSEARCH_SECURE, ELASTICSEARCH, ELASTICSEARCH_9, ELASTICSEARCH_SECURE)
 }
 """Every launcher by key, as records and test ids name them."""
 OPENSEARCH_LINES: dict[str, Launcher] = {OPENSEARCH.line: OPENSEARCH, OPENSEARCH_3.line: OPENSEARCH_3}
+SECURE_LINES: dict[str, Launcher] = {"opensearch": OPENSEARCH_SECURE, "elasticsearch": ELASTICSEARCH_SECURE}
+"""Each engine's secured line (`start --secure`)."""
 ELASTICSEARCH_LINES: dict[str, Launcher] = {ELASTICSEARCH.line: ELASTICSEARCH, ELASTICSEARCH_9.line: ELASTICSEARCH_9}
 LINES: dict[str, dict[str, Launcher]] = {"opensearch": OPENSEARCH_LINES, "elasticsearch": ELASTICSEARCH_LINES}
 """Each engine's lines, by the name `--version` takes (the first is the default)."""

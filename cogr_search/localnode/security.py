@@ -1,4 +1,7 @@
-"""A secured local OpenSearch node (`opensearch start --secure`): TLS, an admin user, no demo.
+"""Secured local nodes: the certificates and admin password both engines share, and
+OpenSearch's security plugin configuration (`opensearch start --secure`): TLS, an admin
+user, no demo. Elasticsearch's x-pack specifics are in `es_security.py`, built on the
+shared pieces here (`node_certificates`, `admin_password`, `credentials`).
 
 Why: nearly every production cluster requires TLS and credentials, and what cogr-search
 does against one (a wrong password, a missing CA, a missing privilege) must be tested
@@ -59,16 +62,13 @@ def credentials(home: Path) -> Credentials | None:
 
 def prepare(home: Path, config: Path, dist: Path, env: dict[str, str]) -> list[str]:
     """Write what the secured node needs into ``config`` (once); return its yml lines."""
-    make_certificates(config)
-    shutil.copyfile(config / CA_NAME, home / CA_NAME)  # readable by the caller, for clients
-    password = _password(home)
+    password = node_certificates(home, config)
     security = config / SECURITY_CONFIG
     if not security.is_dir():
         shutil.copytree(dist / "config" / SECURITY_CONFIG, security)
     (security / "internal_users.yml").write_text(_internal_users(_hash(dist, env, password)))
     (security / "roles_mapping.yml").write_text(_roles_mapping())
-    for path in config.rglob("*key*.pem"):
-        path.chmod(0o600)
+    protect_keys(config)
     return [
         "plugins.security.ssl.transport.pemcert_filepath: node.pem",
         "plugins.security.ssl.transport.pemkey_filepath: node-key.pem",
@@ -88,8 +88,23 @@ def prepare(home: Path, config: Path, dist: Path, env: dict[str, str]) -> list[s
     ]
 
 
-def _password(home: Path) -> str:
-    """The admin password of ``home`` (made once): strong enough for the REST API's policy."""
+def node_certificates(home: Path, config: Path) -> str:
+    """The node's CA and certificates in ``config`` (made once), the CA copied to
+    ``<home>/ca.pem`` for clients, and the admin password of ``home``; returns the password."""
+    make_certificates(config)
+    shutil.copyfile(config / CA_NAME, home / CA_NAME)  # readable by the caller, for clients
+    return admin_password(home)
+
+
+def protect_keys(config: Path) -> None:
+    """Private keys readable by their owner only (the node refuses or warns otherwise)."""
+    for path in config.rglob("*key*.pem"):
+        path.chmod(0o600)
+
+
+def admin_password(home: Path) -> str:
+    """The admin password of ``home`` (made once, mode 0600): strong enough for OpenSearch's
+    REST API policy and Elasticsearch's minimum length."""
     path = home / PASSWORD_FILE
     if path.is_file():
         return path.read_text().strip()

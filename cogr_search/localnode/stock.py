@@ -24,7 +24,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from cogr_search.localnode import keystore, security
+from cogr_search.localnode import es_security, keystore, security
 from cogr_search.localnode.distribution import ensure_distribution, java_env
 from cogr_search.localnode.launchers import HOST, TRANSPORT_OFFSET, Launcher
 from cogr_search.localnode.service_user import NodeUser, node_user
@@ -47,7 +47,10 @@ class NodeExtras:
     """What a caller adds to a node before it starts (a plugin's settings, as an operator
     would): ``settings`` lines for ``opensearch.yml``, ``secure_settings`` for its keystore
     (`keystore.py`), and ``files`` copied into its config folder under the given names (a CA
-    file a setting names; the node may read only its config folder)."""
+    file a setting names; the node may read only its config folder). Files come before a
+    secured line's certificates are made, so ``ca.pem``, ``node.pem``, ``node-key.pem``,
+    ``admin.pem`` and ``admin-key.pem`` given here are used instead (the secured test
+    nodes of both engines share one CA this way)."""
 
     settings: Mapping[str, str] = field(default_factory=dict)
     secure_settings: Mapping[str, str] = field(default_factory=dict)
@@ -114,16 +117,18 @@ def prepare(home: Path, port: int, heap: str, engine: Launcher, peers: Peers | N
         f"# written by cogr-search: the heap of `start --heap`\n-Xms{heap}\n-Xmx{heap}\n-XX:+ExitOnOutOfMemoryError\n"
     )
     env = java_env(engine)
-    secured = security.prepare(home, config, dist, env) if engine.secure else []
-    (config / engine.settings_file).write_text(_settings(port, runtime, engine, peers, [*secured, *extras.yml_lines()]))
-    for name, source in extras.files.items():
+    for name, source in extras.files.items():  # first: a caller's certificates are kept by a secured line
         shutil.copyfile(source, config / name)
+    secured = _secure_lines(home, config, dist, env, engine)
+    (config / engine.settings_file).write_text(_settings(port, runtime, engine, peers, [*secured, *extras.yml_lines()]))
     if not user.is_caller:
         user.give(runtime)
         link = home / LINK
         if not link.is_symlink():
             link.symlink_to(runtime, target_is_directory=True)
     keystore.put(dist, config, env, user, engine, extras.secure_settings)
+    if engine.secure and engine.name == "elasticsearch":
+        es_security.add_admin(home, dist, config, env, user, engine)  # as the node's user: after `give`
     env[engine.conf_variable] = str(config)
     for variable in ("OPENSEARCH_JAVA_OPTS", "ES_JAVA_OPTS"):
         env.pop(variable, None)  # the heap comes from --heap, nothing else
@@ -132,6 +137,15 @@ def prepare(home: Path, port: int, heap: str, engine: Launcher, peers: Peers | N
     return NodeCommand(
         argv=[str(dist / "bin" / engine.script)], env=env, cwd=runtime, logs=runtime / "logs", user=user
     )
+
+
+def _secure_lines(home: Path, config: Path, dist: Path, env: dict[str, str], engine: Launcher) -> list[str]:
+    """A secured line's certificates, admin and settings (each engine's own module); none otherwise."""
+    if not engine.secure:
+        return []
+    if engine.name == "elasticsearch":
+        return es_security.prepare(home, config, dist)
+    return security.prepare(home, config, dist, env)
 
 
 def _jvm_options(text: str, runtime: Path) -> str:

@@ -1,0 +1,135 @@
+"""A secured local Elasticsearch node (`elasticsearch start --secure`): x-pack security with
+TLS on HTTP and transport, one superuser ``admin``, no other user.
+
+The certificates (a CA made for the node, a node certificate for ``localhost`` and
+``127.0.0.1``) and the random admin password in ``<home>/admin-password`` (0600) are the
+ones `security.py` makes for the secured OpenSearch node; only the engine's settings and
+how the user is added differ.
+
+Why the file realm and not the keystore's ``bootstrap.password``: ``bootstrap.password``
+only sets the reserved ``elastic`` user, whose password then lives in the ``.security``
+index, and the stock integ-test-zip cannot create that index (its mapping needs the
+``pattern_capture`` filter of analysis-common, a module the zip lacks). The file realm
+needs no index: ``bin/elasticsearch-users useradd`` (the distribution's own tool, run as
+the node's user with the node's ``ES_PATH_CONF``) writes the bcrypt hash into
+``config/users`` and the role into ``config/users_roles``, as an operator would. It also
+gives the user the same name as the secured OpenSearch's (``admin``), so the two nodes'
+credentials read alike. The reserved realm is switched off, so ``elastic`` and the other
+built-in users cannot log in: ``admin`` is the only user.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from collections.abc import Mapping
+from pathlib import Path
+
+from cogr_search.localnode import security
+from cogr_search.localnode.launchers import ELASTICSEARCH_SECURE, Launcher, LocalNodeError
+from cogr_search.localnode.service_user import NodeUser
+
+SUPERUSER_ROLE = "superuser"
+# The file realm's files and the file-based roles: empty in the distribution, the node's own here.
+REALM_FILES = ("users", "users_roles", "roles.yml", "role_mapping.yml")
+
+
+def prepare(home: Path, config: Path, dist: Path) -> list[str]:
+    """The node's certificates and realm files in ``config`` (once); return its yml lines."""
+    security.node_certificates(home, config)
+    security.protect_keys(config)
+    for name in REALM_FILES:
+        if not (config / name).exists():
+            shutil.copyfile(dist / "config" / name, config / name)
+    tls = {
+        "certificate": "node.pem",
+        "key": "node-key.pem",
+        "certificate_authorities": f"[{security.CA_NAME}]",
+    }
+    return [
+        "xpack.security.enabled: true",
+        # Built-in users (elastic, kibana_system, ...) cannot log in: admin is the only user.
+        "xpack.security.authc.reserved_realm.enabled: false",
+        "xpack.security.authc.realms.file.file1.order: 0",
+        "xpack.security.http.ssl.enabled: true",
+        *(f"xpack.security.http.ssl.{key}: {value}" for key, value in tls.items()),
+        "xpack.security.transport.ssl.enabled: true",
+        # The node certificate names 127.0.0.1 and localhost; the CA is the node's own.
+        "xpack.security.transport.ssl.verification_mode: full",
+        *(f"xpack.security.transport.ssl.{key}: {value}" for key, value in tls.items()),
+    ]
+
+
+def add_admin(home: Path, dist: Path, config: Path, env: Mapping[str, str], user: NodeUser, engine: Launcher) -> None:
+    """``admin`` as a superuser of the file realm (once), by ``bin/elasticsearch-users
+    useradd`` run as the node's user; the password goes on stdin, never on a command line."""
+    if not _has_user(config, security.ADMIN):
+        _useradd(dist, config, env, user, engine, security.ADMIN, security.admin_password(home), [SUPERUSER_ROLE])
+
+
+def add_user(home: Path, name: str, password: str, roles: list[str]) -> None:
+    """A file-realm user of the secured Elasticsearch node of ``home`` (started or not: the
+    node rereads ``config/users`` within seconds), e.g. a service account holding only
+    cogr-search's writer or reader role. Replaces an earlier user of that name."""
+    dist, config, env, user = _node_files(home)
+    if _has_user(config, name):
+        _tool(dist, config, env, user, ["userdel", name])
+    _useradd(dist, config, env, user, ELASTICSEARCH_SECURE, name, password, roles)
+
+
+def put_file_roles(home: Path, roles: Mapping[str, dict]) -> None:
+    """``roles`` (role name -> role descriptor, the body of ``PUT _security/role/NAME``) as
+    the node's file-based roles, ``config/roles.yml``: one ``NAME: {descriptor as JSON}``
+    line per role (JSON is YAML's flow style; the node splits the file at unindented lines,
+    so one role must not span a ``{`` line of its own). Why files: the stock zip cannot
+    create the ``.security`` index that native roles live in (module docstring); a running
+    node rereads the file within seconds."""
+    _, config, _, user = _node_files(home)
+    path = config / "roles.yml"
+    path.write_text("".join(f"{name}: {json.dumps(body)}\n" for name, body in roles.items()))
+    user.give(path)
+
+
+def _node_files(home: Path) -> tuple[Path, Path, dict[str, str], NodeUser]:
+    """The distribution, config folder, Java environment and user of ``home``'s secured node."""
+    from cogr_search.localnode.distribution import ensure_distribution, java_env
+    from cogr_search.localnode.service_user import node_user
+    from cogr_search.localnode.stock import runtime_dir
+
+    user = node_user()
+    dist = ensure_distribution(ELASTICSEARCH_SECURE, user)
+    return dist, runtime_dir(home, user) / "config", java_env(ELASTICSEARCH_SECURE), user
+
+
+def _useradd(dist: Path, config: Path, env: Mapping[str, str], user: NodeUser, engine: Launcher, name: str,
+             password: str, roles: list[str]) -> None:
+    _tool(dist, config, env, user, ["useradd", name, "-r", ",".join(roles)], stdin=f"{password}\n{password}\n",
+          engine=engine)
+    if not _has_user(config, name):
+        raise LocalNodeError(f"elasticsearch-users useradd {name} wrote no user into {config / 'users'}")
+    for realm_file in ("users", "users_roles"):  # password hashes: the node's user only
+        (config / realm_file).chmod(0o600)
+
+
+def _tool(dist: Path, config: Path, env: Mapping[str, str], user: NodeUser, args: list[str], stdin: str = "",
+          engine: Launcher = ELASTICSEARCH_SECURE) -> None:
+    """``bin/elasticsearch-users ARGS`` as the node's user on its config folder; one line on failure."""
+    tool = dist / "bin" / "elasticsearch-users"
+    tool_env = {**env, engine.conf_variable: str(config)}
+    if user.home is not None:
+        tool_env["HOME"] = str(user.home)
+    done = subprocess.run([str(tool), *args], input=stdin, env=tool_env, capture_output=True, text=True,
+                          check=False, **user.popen_args())
+    if done.returncode != 0:
+        last = (done.stderr.strip() or done.stdout.strip()).splitlines()[-1:] or ["(no output)"]
+        raise LocalNodeError(f"{tool.name} {' '.join(args[:2])} failed (exit {done.returncode}): {last[0]}")
+
+
+def _has_user(config: Path, name: str) -> bool:
+    """Whether the file realm's ``users`` file holds ``name`` (a restart keeps it)."""
+    try:
+        lines = (config / "users").read_text().splitlines()
+    except OSError:
+        return False
+    return any(line.split(":", 1)[0] == name for line in lines)
