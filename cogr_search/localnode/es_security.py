@@ -62,10 +62,15 @@ def prepare(home: Path, config: Path, dist: Path) -> list[str]:
 
 
 def add_admin(home: Path, dist: Path, config: Path, env: Mapping[str, str], user: NodeUser, engine: Launcher) -> None:
-    """``admin`` as a superuser of the file realm (once), by ``bin/elasticsearch-users
-    useradd`` run as the node's user; the password goes on stdin, never on a command line."""
-    if not _has_user(config, security.ADMIN):
-        _useradd(dist, config, env, user, engine, security.ADMIN, security.admin_password(home), [SUPERUSER_ROLE])
+    """``admin`` as a superuser of the file realm, by ``bin/elasticsearch-users useradd`` run
+    as the node's user; the password goes on stdin, never on a command line. An ``admin``
+    already there gets the home's password again (``passwd``): a home deleted and made anew
+    has a new password, while the node's runtime folder, and its ``users`` file, stay."""
+    password = security.admin_password(home)
+    if _has_user(config, security.ADMIN):
+        _tool(dist, config, env, user, ["passwd", security.ADMIN], stdin=f"{password}\n{password}\n", engine=engine)
+    else:
+        _useradd(dist, config, env, user, engine, security.ADMIN, password, [SUPERUSER_ROLE])
 
 
 def add_user(home: Path, name: str, password: str, roles: list[str]) -> None:

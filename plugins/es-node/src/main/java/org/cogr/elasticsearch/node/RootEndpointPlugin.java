@@ -5,6 +5,7 @@ package org.cogr.elasticsearch.node;
 
 import java.util.Collection;
 import java.util.List;
+import java.util.Map;
 import java.util.function.Predicate;
 import java.util.function.Supplier;
 
@@ -21,7 +22,11 @@ import org.elasticsearch.common.settings.Settings;
 import org.elasticsearch.common.settings.SettingsFilter;
 import org.elasticsearch.features.NodeFeature;
 import org.elasticsearch.index.IndexVersion;
+import org.elasticsearch.index.analysis.TokenFilterFactory;
+import org.elasticsearch.index.analysis.TokenizerFactory;
+import org.elasticsearch.indices.analysis.AnalysisModule.AnalysisProvider;
 import org.elasticsearch.plugins.ActionPlugin;
+import org.elasticsearch.plugins.AnalysisPlugin;
 import org.elasticsearch.plugins.Plugin;
 import org.elasticsearch.rest.BaseRestHandler;
 import org.elasticsearch.rest.RestController;
@@ -41,12 +46,25 @@ import org.elasticsearch.xcontent.XContentBuilder;
  * detects the engine and its version from that endpoint, and the official clients ask it
  * too. The fields are the documented ones, filled from the server's own {@link Build}
  * and the local cluster state (one node: the local state is the cluster's).
+ *
+ * <p>It also carries the three analysis components the {@code .security} index needs
+ * ({@link SecurityIndexAnalysis}): an Elasticsearch plugin zip holds one plugin class.
  */
-public final class RootEndpointPlugin extends Plugin implements ActionPlugin {
+public final class RootEndpointPlugin extends Plugin implements ActionPlugin, AnalysisPlugin {
 
     private final SetOnce<ClusterService> clusterService = new SetOnce<>();
 
     public RootEndpointPlugin() {
+    }
+
+    @Override
+    public Map<String, AnalysisProvider<TokenFilterFactory>> getTokenFilters() {
+        return SecurityIndexAnalysis.tokenFilters();
+    }
+
+    @Override
+    public Map<String, AnalysisProvider<TokenizerFactory>> getTokenizers() {
+        return SecurityIndexAnalysis.tokenizers();
     }
 
     @Override
