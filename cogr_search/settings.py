@@ -54,6 +54,11 @@ class Settings(BaseSettings):
     )
     cluster_user: str | None = Field(default=None, validation_alias=_aliases("user"))
     cluster_password: SecretStr | None = Field(default=None, validation_alias=_aliases("password"))
+    cluster_api_key: SecretStr | None = Field(
+        default=None, validation_alias=_aliases("api_key"),
+        description="An Elasticsearch API key, the `encoded` value `POST _security/api_key` returns (COGR_CLUSTER_API_KEY); "
+        "instead of user and password.",
+    )
     cluster_verify_certs: bool = Field(default=True, validation_alias=_aliases("verify_certs"))
     cluster_ca_certs: Path | None = Field(default=None, validation_alias=_aliases("ca_certs"))
     cluster_timeout_s: float = Field(default=30.0, validation_alias=_aliases("timeout_s"))

@@ -18,7 +18,6 @@ import ssl
 import stat
 import subprocess
 import sys
-import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -30,7 +29,6 @@ import pytest
 from cogr_search.bench.node import free_port_run
 from cogr_search.cluster.security_roles import roles_for
 from cogr_search.data import sample_catalog_path
-from cogr_search.localnode import es_security
 from cogr_search.localnode.stock import runtime_dir
 from cogr_search.runs.keyword_files import write_keyword_file
 from tests.conftest import REPO_ROOT
@@ -196,43 +194,23 @@ def _opensearch_role_users(node: SecureNode) -> None:
     for user in ("writer", "reader"):
         _admin_request(node.home, node.url, "PUT", f"/_plugins/_security/api/internalusers/{user}",
                        {"password": USER_PASSWORD})
+    _apply_roles(node)
+
+
+def _elasticsearch_role_users(node: SecureNode) -> None:
+    """Native users `writer` and `reader` (`PUT _security/user`), given their roles by
+    `security roles --apply`, as on OpenSearch."""
+    for user in ("writer", "reader"):
+        _admin_request(node.home, node.url, "PUT", f"/_security/user/{user}", {"password": USER_PASSWORD, "roles": []})
+    _apply_roles(node)
+
+
+def _apply_roles(node: SecureNode) -> None:
     applied = _cli("security", "roles", "--apply", "--alias", ALIAS, "--writer-user", "writer", "--reader-user", "reader",
                    env=_env(node.home, node.url))
     assert applied.returncode == 0, applied.stderr
     assert applied.stdout.strip() == (f"roles cogr_writer_{ALIAS}, cogr_reader_{ALIAS} applied; "
                                       f"mapped writer -> cogr_writer_{ALIAS}, reader -> cogr_reader_{ALIAS}")
-
-
-def _elasticsearch_role_users(node: SecureNode) -> None:
-    """The shipped role descriptors as the node's file roles, and file-realm users holding one
-    each: the stock zip cannot store native roles (`security roles --apply` says so in one
-    line, checked here), so the roles go where an operator of such a cluster puts them."""
-    applied = _cli("security", "roles", "--apply", "--alias", ALIAS, env=_env(node.home, node.url))
-    lines = applied.stderr.strip().splitlines()
-    assert applied.returncode == 1 and len(lines) == 1 and "cannot store native roles" in lines[0], applied.stderr
-    es_security.put_file_roles(node.home, roles_for(ALIAS, "elasticsearch"))
-    for user in ("writer", "reader"):
-        es_security.add_user(node.home, user, USER_PASSWORD, [f"cogr_{user}_{ALIAS}"])
-    for user in ("writer", "reader"):
-        _until_role_loaded(node, user)
-
-
-def _until_role_loaded(node: SecureNode, user: str, timeout_s: float = 60.0) -> None:
-    """Wait until the node has reread its realm and role files: ``user`` authenticates and
-    holds its role's read privilege on the alias (the files are polled every 5 s)."""
-    query = {"index": [{"names": [ALIAS], "privileges": ["read"]}]}
-    deadline = time.monotonic() + timeout_s
-    while True:
-        try:
-            answer = _admin_request(node.home, node.url, "POST", "/_security/user/_has_privileges", query,
-                                    user=user, password=USER_PASSWORD)
-            if answer.get("has_all_requested"):
-                return
-        except urllib.error.HTTPError as err:
-            if err.code != 401 or time.monotonic() > deadline:
-                raise
-        assert time.monotonic() < deadline, f"{user}'s role was not loaded within {timeout_s}s"
-        time.sleep(0.5)  # the node rereads the files on its own schedule
 
 
 @pytest.fixture(scope="module")
@@ -322,4 +300,47 @@ def test_a_writer_for_one_alias_cannot_touch_another(role_users: SecureNode) -> 
     lines = refused.stderr.strip().splitlines()
     assert refused.returncode == 1 and len(lines) == 1 and "HTTP 403" in lines[0], refused.stderr
     assert "'writer'" in lines[0] and repr(OTHER) in lines[0], lines[0]
+    assert _cluster_state(role_users) == before
+
+
+def _api_key(node: SecureNode, role: str) -> str:
+    """An API key made by the admin and limited to the shipped `role` descriptor of ALIAS (how
+    an operator hands a service a key): its `encoded` value."""
+    descriptor = {k: v for k, v in roles_for(ALIAS, "elasticsearch")[role].items() if k != "description"}  # not in keys
+    made = _admin_request(node.home, node.url, "POST", "/_security/api_key",
+                          {"name": role, "role_descriptors": {role: descriptor}})
+    return made["encoded"]
+
+
+def test_an_api_key_limited_to_a_role_signs_commands_in_and_holds_that_role(role_users: SecureNode) -> None:
+    """Elasticsearch API keys (`COGR_CLUSTER_API_KEY`, no user or password); OpenSearch has none:
+    one line. A wrong key, and a key beside a user, are one line each."""
+    catalog = str(sample_catalog_path())
+    if role_users.engine == "opensearch":
+        refused = _cli("sync", "--index", ALIAS, "--status",
+                       env=_env(role_users.home, role_users.url, COGR_CLUSTER_USER="", COGR_CLUSTER_PASSWORD="",
+                                COGR_CLUSTER_API_KEY="a2V5OnNlY3JldA=="))
+        assert refused.returncode == 1 and refused.stderr.strip().splitlines() == [
+            f"Error: the cluster at {role_users.url} is OpenSearch, which has no API keys: unset COGR_CLUSTER_API_KEY "
+            "and set COGR_CLUSTER_USER and COGR_CLUSTER_PASSWORD"], refused.stderr
+        return
+
+    def with_key(key: str, **changes: str) -> dict[str, str]:
+        signed = {"COGR_CLUSTER_USER": "", "COGR_CLUSTER_PASSWORD": "", "COGR_CLUSTER_API_KEY": key, **changes}
+        return _env(role_users.home, role_users.url, **signed)
+
+    writer_key = _api_key(role_users, f"cogr_writer_{ALIAS}")
+    for args in (["ingest", catalog, "--index", ALIAS], ["sync", "--index", ALIAS, "--status"]):
+        done = _cli(*args, env=with_key(writer_key))
+        assert done.returncode == 0, (args, done.stderr)
+    before = _cluster_state(role_users)
+    refused = _cli("ingest", catalog, "--index", ALIAS, env=with_key(_api_key(role_users, f"cogr_reader_{ALIAS}")))
+    lines = refused.stderr.strip().splitlines()
+    assert refused.returncode == 1 and len(lines) == 1 and "HTTP 403" in lines[0], refused.stderr
+    wrong = _cli("sync", "--index", ALIAS, "--status", env=with_key("bm9wZTpub3Bl"))
+    assert wrong.returncode == 1 and wrong.stderr.strip().splitlines() == [
+        f"Error: the cluster at {role_users.url} refused the API key (HTTP 401): check COGR_CLUSTER_API_KEY (the "
+        "`encoded` value of POST _security/api_key; an expired or invalidated key is refused too)"], wrong.stderr
+    both = _cli("sync", "--index", ALIAS, "--status", env=with_key(writer_key, COGR_CLUSTER_USER="writer"))
+    assert both.returncode == 1 and len(both.stderr.strip().splitlines()) == 1 and "both set" in both.stderr
     assert _cluster_state(role_users) == before

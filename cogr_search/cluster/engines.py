@@ -188,6 +188,8 @@ class Engine:
     def client(self, url: str, settings: Settings) -> Any:
         """A client with its own retries off: `Cluster.call` retries, in one place."""
         if self.name == "opensearch":
+            if settings.cluster_api_key:
+                raise CogrError(no_api_keys(url))
             return _opensearch_client(url, settings, _auth(settings))
         return _elasticsearch_client(url, settings, _auth(settings))
 
@@ -253,6 +255,7 @@ def _opensearch_client(url: str, settings: Settings, auth: tuple[str, str] | Non
     return OpenSearch(
         hosts=[url],
         http_auth=auth,
+        headers=_api_key_header(settings),
         verify_certs=settings.cluster_verify_certs,
         ssl_show_warn=settings.cluster_verify_certs,
         ca_certs=str(settings.cluster_ca_certs) if settings.cluster_ca_certs else None,
@@ -275,6 +278,8 @@ def _elasticsearch_client(url: str, settings: Settings, auth: tuple[str, str] | 
         options["ssl_show_warn"] = settings.cluster_verify_certs
         if settings.cluster_ca_certs:
             options["ca_certs"] = str(settings.cluster_ca_certs)
+    if settings.cluster_api_key:
+        options["api_key"] = settings.cluster_api_key.get_secret_value()
     return _es.Elasticsearch(
         hosts=[url],
         basic_auth=auth,
@@ -310,7 +315,24 @@ def opensearch_connection(url: str, settings: Settings) -> Any:
     return _opensearch_client(url, settings, _auth(settings)).transport.get_connection()
 
 
+def no_api_keys(url: str) -> str:
+    """The line for an API key sent to OpenSearch (`COGR_ENGINE=opensearch`, or found by the
+    probe from the 401's `WWW-Authenticate` realm)."""
+    return (f"the cluster at {url} is OpenSearch, which has no API keys: unset COGR_CLUSTER_API_KEY "
+            "and set COGR_CLUSTER_USER and COGR_CLUSTER_PASSWORD")
+
+
+def _api_key_header(settings: Settings) -> dict[str, str] | None:
+    """The API key as the header Elasticsearch reads; on the root probe's connection, which
+    runs before the engine is known (an OpenSearch client is refused the key later)."""
+    if not settings.cluster_api_key:
+        return None
+    return {"Authorization": f"ApiKey {settings.cluster_api_key.get_secret_value()}"}
+
+
 def _auth(settings: Settings) -> tuple[str, str] | None:
+    if settings.cluster_api_key and settings.cluster_user:
+        raise CogrError("COGR_CLUSTER_API_KEY and COGR_CLUSTER_USER are both set: use one way of signing in, not both")
     if not settings.cluster_user:
         return None
     password = settings.cluster_password.get_secret_value() if settings.cluster_password else ""

@@ -32,7 +32,7 @@ _WHERE = "COGR_CLUSTER_URL (or --cluster-url)"
 def probe_root(url: str, settings: Settings) -> tuple[dict, dict[str, str]]:
     """The body and headers of a search engine's `GET /`, for `engine_from_root`; a
     one-line `CogrError` for anything else that answers there."""
-    from cogr_search.cluster.engines import opensearch_connection
+    from cogr_search.cluster.engines import no_api_keys, opensearch_connection
 
     connection = opensearch_connection(url, settings)
     try:
@@ -50,6 +50,8 @@ def probe_root(url: str, settings: Settings) -> tuple[dict, dict[str, str]]:
         raise
     headers = {key.lower(): value for key, value in dict(raw_headers or {}).items()}
     if status == 401:
+        if settings.cluster_api_key and "opensearch" in headers.get("www-authenticate", "").lower():
+            raise CogrError(no_api_keys(url))
         raise CogrError(credentials_refused("the cluster", url, settings))
     if status in _TRANSIENT:
         raise os_exc.TransportError(status, "unavailable", data)  # retried by Cluster.call
@@ -71,6 +73,9 @@ def probe_root(url: str, settings: Settings) -> tuple[dict, dict[str, str]]:
 
 def credentials_refused(who: str, url: str, settings: Settings) -> str:
     """The line for a 401: no credentials given, or the ones given were refused."""
+    if settings.cluster_api_key:
+        return (f"{who} at {url} refused the API key (HTTP 401): check COGR_CLUSTER_API_KEY (the `encoded` value "
+                "of POST _security/api_key; an expired or invalidated key is refused too)")
     if not settings.cluster_user:
         return (f"{who} at {url} requires credentials (HTTP 401): set COGR_CLUSTER_USER and "
                 "COGR_CLUSTER_PASSWORD")

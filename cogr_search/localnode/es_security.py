@@ -8,19 +8,20 @@ how the user is added differ.
 
 Why the file realm and not the keystore's ``bootstrap.password``: ``bootstrap.password``
 only sets the reserved ``elastic`` user, whose password then lives in the ``.security``
-index, and the stock integ-test-zip cannot create that index (its mapping needs the
-``pattern_capture`` filter of analysis-common, a module the zip lacks). The file realm
-needs no index: ``bin/elasticsearch-users useradd`` (the distribution's own tool, run as
-the node's user with the node's ``ES_PATH_CONF``) writes the bcrypt hash into
-``config/users`` and the role into ``config/users_roles``, as an operator would. It also
-gives the user the same name as the secured OpenSearch's (``admin``), so the two nodes'
-credentials read alike. The reserved realm is switched off, so ``elastic`` and the other
-built-in users cannot log in: ``admin`` is the only user.
+index; a file-realm user needs no index, so the admin can log in before that index exists
+(and on a distribution that cannot create it: the index's ``email`` analyzer comes from the
+analysis-common module, which the integ-test-zip lacks; the project's es-node plugin adds
+the three components it needs, so native users, roles and API keys work on the local
+node). ``bin/elasticsearch-users useradd`` (the distribution's own tool, run as the node's
+user with the node's ``ES_PATH_CONF``) writes the bcrypt hash into ``config/users`` and the
+role into ``config/users_roles``, as an operator would. It also gives the user the same
+name as the secured OpenSearch's (``admin``), so the two nodes' credentials read alike.
+The reserved realm is switched off, so ``elastic`` and the other built-in users cannot log
+in: ``admin`` is the only user until roles and users are added (`security roles --apply`).
 """
 
 from __future__ import annotations
 
-import json
 import shutil
 import subprocess
 from collections.abc import Mapping
@@ -71,40 +72,6 @@ def add_admin(home: Path, dist: Path, config: Path, env: Mapping[str, str], user
         _tool(dist, config, env, user, ["passwd", security.ADMIN], stdin=f"{password}\n{password}\n", engine=engine)
     else:
         _useradd(dist, config, env, user, engine, security.ADMIN, password, [SUPERUSER_ROLE])
-
-
-def add_user(home: Path, name: str, password: str, roles: list[str]) -> None:
-    """A file-realm user of the secured Elasticsearch node of ``home`` (started or not: the
-    node rereads ``config/users`` within seconds), e.g. a service account holding only
-    cogr-search's writer or reader role. Replaces an earlier user of that name."""
-    dist, config, env, user = _node_files(home)
-    if _has_user(config, name):
-        _tool(dist, config, env, user, ["userdel", name])
-    _useradd(dist, config, env, user, ELASTICSEARCH_SECURE, name, password, roles)
-
-
-def put_file_roles(home: Path, roles: Mapping[str, dict]) -> None:
-    """``roles`` (role name -> role descriptor, the body of ``PUT _security/role/NAME``) as
-    the node's file-based roles, ``config/roles.yml``: one ``NAME: {descriptor as JSON}``
-    line per role (JSON is YAML's flow style; the node splits the file at unindented lines,
-    so one role must not span a ``{`` line of its own). Why files: the stock zip cannot
-    create the ``.security`` index that native roles live in (module docstring); a running
-    node rereads the file within seconds."""
-    _, config, _, user = _node_files(home)
-    path = config / "roles.yml"
-    path.write_text("".join(f"{name}: {json.dumps(body)}\n" for name, body in roles.items()))
-    user.give(path)
-
-
-def _node_files(home: Path) -> tuple[Path, Path, dict[str, str], NodeUser]:
-    """The distribution, config folder, Java environment and user of ``home``'s secured node."""
-    from cogr_search.localnode.distribution import ensure_distribution, java_env
-    from cogr_search.localnode.service_user import node_user
-    from cogr_search.localnode.stock import runtime_dir
-
-    user = node_user()
-    dist = ensure_distribution(ELASTICSEARCH_SECURE, user)
-    return dist, runtime_dir(home, user) / "config", java_env(ELASTICSEARCH_SECURE), user
 
 
 def _useradd(dist: Path, config: Path, env: Mapping[str, str], user: NodeUser, engine: Launcher, name: str,
