@@ -10,7 +10,7 @@ figures stay the ones a user runs. Everything else is the README's text.
 
 `COGR_WALK_CPU_MODEL=1` runs the lines unchanged, with the CPU model the README's user gets:
 the README's timings of the walk come from that run
-(`COGR_WALK_CPU_MODEL=1 python -m pytest -s tests/test_own_catalog_walk.py`; about 40 min)."""
+(`COGR_WALK_CPU_MODEL=1 python -m pytest -s tests/test_own_catalog_walk.py`; 79 min on 2 loaded cores)."""
 
 from __future__ import annotations
 
