@@ -126,6 +126,7 @@ def _cluster(settings: Settings, echo: Echo):
 def _phase1(options: DemoOptions, data: Path, cluster, echo: Echo):
     from cogr_search.cluster.context import run_context_source
     from cogr_search.generators.model_cache import ensure_default_model
+    from cogr_search.progress import progress_wanted
     from cogr_search.runs.run_dir import RunDir
     from cogr_search.training.phase1 import run_phase1
     from cogr_search.training.ranks import current
@@ -133,7 +134,8 @@ def _phase1(options: DemoOptions, data: Path, cluster, echo: Echo):
     config = options.phase1(data, ensure_default_model())
     run = RunDir.create(options.run, options.runs_dir)
     current().barrier()  # the other training ranks wait here while rank 0 starts the node and ingests
-    run_phase1(config, run, echo=echo, context_source=run_context_source(config, cluster, None))
+    run_phase1(config, run, progress=progress_wanted(), echo=echo,
+               context_source=run_context_source(config, cluster, None))
     return run
 
 
