@@ -17,7 +17,7 @@ import sys
 import time
 
 from cogr_search.cluster.client import connect
-from cogr_search.cluster.engines import API_ERRORS, status_of
+from cogr_search.cluster.engines import API_ERRORS, CONNECTION_ERRORS, is_transient, status_of
 from cogr_search.settings import load_settings
 
 NEW_PER_ROUND = 10
@@ -43,14 +43,16 @@ def expected(n_items: int, rounds: int) -> dict[str, dict]:
 
 
 def _retrying(call) -> int:  # noqa: ANN001 - a zero-argument callable
-    """Run `call` until it is not refused by a write block; the number of refusals."""
+    """Run `call` until it goes through; the number of refusals. Refused: a write block (403),
+    a busy cluster (429), or what any application retries (503, a timeout, a lost connection:
+    a node of a cluster was killed and its shards are being promoted elsewhere)."""
     refused, deadline = 0, time.monotonic() + RETRY_FOR_S
     while True:
         try:
             call()
             return refused
-        except API_ERRORS as err:
-            if status_of(err) not in (403, 429) or time.monotonic() > deadline:
+        except (*API_ERRORS, *CONNECTION_ERRORS) as err:
+            if not (status_of(err) in (403, 429) or is_transient(err)) or time.monotonic() > deadline:
                 raise
             refused += 1
             time.sleep(0.05)  # back off before retrying a refused write, as an application would

@@ -72,6 +72,7 @@ class Writer:
 
     def stop(self) -> int:
         """Ask it to finish its round and exit; the number of rounds it completed."""
+        assert self.proc.poll() is None, f"the writer exited early: {self.proc.stderr.read()}"  # type: ignore[union-attr]
         self.proc.stdin.write("stop\n")  # type: ignore[union-attr]
         self.proc.stdin.flush()  # type: ignore[union-attr]
         assert self.proc.wait(timeout=DEADLINE_S) == 0, self.proc.stderr.read()  # type: ignore[union-attr]
