@@ -12,9 +12,10 @@ import subprocess
 import urllib.request
 from collections.abc import Iterator
 
+import psutil
 import pytest
 
-from cogr_search.containers.engine import LABEL, EngineError, engine
+from cogr_search.containers.engine import LABEL, PODMAN_SOCKET, EngineError, _api_listens, engine, engine_command, ensure_docker_api
 from cogr_search.containers.images import ensure_images, local_images, opensearch_image, with_parents
 from cogr_search.containers.testnodes import HOST_LABEL, NODES, PID_LABEL, ROLE, remove_orphans, running
 from cogr_search.localnode import OPENSEARCH
@@ -81,3 +82,26 @@ def test_orphans_of_a_killed_run_are_removed_and_a_live_runs_kept(images: None, 
     assert labelled[str(dead_pid)] in {cid[:12] for cid in removed}
     remaining = engine("ps", "-a", "--filter", f"label={LABEL}={ROLE}", "--format", "{{.ID}}").split()
     assert labelled[str(os.getpid())] in {cid[:12] for cid in remaining}
+
+
+def _api_services() -> list[psutil.Process]:
+    return [proc for proc in psutil.process_iter(["cmdline"])
+            if (proc.info["cmdline"] or [])[1:4] == ["system", "service", "--time=0"]]
+
+
+@pytest.mark.skipif(not engine_command().endswith("podman") or os.environ.get("DOCKER_HOST", PODMAN_SOCKET) != PODMAN_SOCKET,
+                    reason="podman's own API socket: docker and DOCKER_HOST keep theirs")
+def test_a_stopped_docker_api_is_started_once_on_demand(images: None) -> None:
+    """After a reboot podman is there but its API service is not; the container nodes
+    start it rather than fail with 'Connection refused' (seen in a fresh `make test`)."""
+    running_services = _api_services()
+    for proc in running_services:
+        proc.terminate()
+    _gone, alive = psutil.wait_procs(running_services, timeout=20)  # a late exit would unlink the new socket
+    assert not alive
+    path = PODMAN_SOCKET.removeprefix("unix://")
+    assert not _api_listens(path)
+    ensure_docker_api()
+    ensure_docker_api()
+    assert _api_listens(path)
+    assert len(_api_services()) == 1

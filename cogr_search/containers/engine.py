@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import os
 import shutil
+import socket
 import subprocess
+from pathlib import Path
 
 from cogr_search.errors import CogrError
 from cogr_search.settings import load_settings
@@ -14,6 +16,7 @@ from cogr_search.settings import load_settings
 LABEL = "cogr-search"
 """Label key on every container cogr-search starts; its value names who started it."""
 PODMAN_SOCKET = "unix:///run/podman/podman.sock"
+API_START_TIMEOUT_S = 20.0
 
 
 class EngineError(CogrError):
@@ -38,6 +41,35 @@ def engine(*args: str, capture: bool = True) -> str:
         tail = ((done.stderr or "").strip() or (done.stdout or "").strip()).splitlines()[-1:] or ["(no output)"]
         raise EngineError(f"{' '.join(cmd[:4])}... failed (exit {done.returncode}): {tail[0]}")
     return done.stdout or ""
+
+
+def _api_listens(path: str) -> bool:
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as client:
+        try:
+            client.connect(path)
+        except OSError:
+            return False
+    return True
+
+
+def ensure_docker_api() -> None:
+    """podman's Docker API answering on its socket, started as docker/engine/setup.sh starts it
+    when it does not (after a reboot, or when only `podman` was installed): testcontainers
+    speaks that API alone, and `make test` should not fail on a service nobody started."""
+    if os.environ.get("DOCKER_HOST", PODMAN_SOCKET) != PODMAN_SOCKET or not engine_command().endswith("podman"):
+        return  # someone else's API
+    from cogr_search.containers.wait import wait_for
+
+    path = PODMAN_SOCKET.removeprefix("unix://")
+    if _api_listens(path):
+        return
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    log = Path("/var/tmp/cogr-podman-service.log")
+    with log.open("ab") as out:
+        subprocess.Popen([engine_command(), "system", "service", "--time=0", PODMAN_SOCKET], stdout=out,
+                         stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
+    if wait_for([path], API_START_TIMEOUT_S, check=_api_listens):
+        raise EngineError(f"podman's Docker API did not answer on {path} within {API_START_TIMEOUT_S:.0f} s; see {log}")
 
 
 def docker_api_env() -> dict[str, str]:

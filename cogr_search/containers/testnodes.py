@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import psutil
 
-from cogr_search.containers.engine import LABEL, EngineError, docker_api_env, engine
+from cogr_search.containers.engine import LABEL, EngineError, docker_api_env, engine, ensure_docker_api
 from cogr_search.containers.images import ELASTICSEARCH_IMAGE, opensearch_image
 from cogr_search.localnode import OPENSEARCH, OPENSEARCH_3, Launcher
 from cogr_search.settings import load_settings
@@ -92,6 +92,7 @@ def running(node: NodeImage, port: int) -> Iterator[str]:
     on the host's 127.0.0.1, and the node must reach it at the URL the test gives it (a
     bridged container's 127.0.0.1 is its own). The transport port is ``port`` + 100.
     """
+    ensure_docker_api()
     os.environ.update(docker_api_env())
     from testcontainers.core.container import DockerContainer
 
