@@ -92,6 +92,25 @@ def test_ensure_built_is_a_no_op_when_up_to_date(engine: Launcher) -> None:
     assert jar.stat().st_mtime == mtime
 
 
+def test_a_clone_of_the_same_sources_takes_the_built_zip_without_maven(tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """A fresh clone's setup copies the zip built from identical inputs (no `mvn` on PATH
+    here, so a Maven run would fail), byte for byte; a changed source is not served."""
+    built = local_node.ensure_built(engine=OPENSEARCH)
+    clone = tmp_path / "plugins"
+    shutil.copytree(local_node.plugins_dir(), clone, ignore=shutil.ignore_patterns("target*"))
+    monkeypatch.setenv("COGR_PLUGINS_DIR", str(clone))
+    java = Path(os.path.realpath(shutil.which("java") or "java"))
+    monkeypatch.setenv("PATH", str(java.parent))  # the same java, and no mvn
+    copied = local_node.ensure_built(engine=OPENSEARCH)
+    assert copied == clone / "cogr-plugin" / "target" / built.name
+    assert copied.read_bytes() == built.read_bytes()
+    source = clone / "cogr-plugin/src/main/java/org/cogr/opensearch/CogrPlugin.java"
+    source.write_text(source.read_text() + "\n// changed\n")
+    with pytest.raises(LocalNodeError, match="'mvn' is not on PATH"):
+        local_node.ensure_built(engine=OPENSEARCH)
+
+
 def test_a_source_change_rebuilds_only_the_launchers_that_use_it(tmp_path: Path) -> None:
     # Which inputs count for which plugin zip (no Maven run): es-node's sources are not
     # OpenSearch's, cogr-plugin's are not Elasticsearch's, the parent pom is both's.

@@ -8,6 +8,7 @@ is library code that every caller shares.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import shutil
 import subprocess
@@ -24,6 +25,9 @@ from cogr_search.settings import load_settings
 
 # A first build downloads ~80 jars from Maven Central; generous but bounded.
 BUILD_TIMEOUT_S = 1800.0
+BUILDS = "plugin-builds"
+"""Folder under the cache home: built zips by the digest of their inputs (`_cached_build`)."""
+KEEP_BUILDS = 12
 
 
 def plugins_dir() -> Path:
@@ -87,17 +91,22 @@ def ensure_built(quiet: bool = True, engine: Launcher = OPENSEARCH) -> Path:
     if not _needs_build(engine):
         return jar
     jdk = jdk_for(engine)
-    for tool in ("mvn",) if jdk is not None else ("java", "mvn"):
-        if shutil.which(tool) is None:
-            raise LocalNodeError(
-                f"'{tool}' is not on PATH: the local {engine.label} node needs Java {engine.java_release}+ and "
-                "Maven 3.8+ (or set COGR_OPENSEARCH_URL to use an existing cluster)"
-            )
     log_path = root / engine.build_dir / "maven-build.log"
     # One lock for every line: the lines share the modules' folders and ~/.m2.
     with file_lock(root / "target" / ".build.lock"):
         if not _needs_build(engine):  # another process built it while we waited
             return jar
+        cached = _cached_build(root, engine, jdk.home if jdk is not None else os.path.realpath(shutil.which("java") or "java"))
+        if cached.is_file():  # a clone or worktree of the same sources built it already
+            jar.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(cached, jar)
+            return jar
+        for tool in ("mvn",) if jdk is not None else ("java", "mvn"):
+            if shutil.which(tool) is None:
+                raise LocalNodeError(
+                    f"'{tool}' is not on PATH: the local {engine.label} node needs Java {engine.java_release}+ and "
+                    "Maven 3.8+ (or set COGR_OPENSEARCH_URL to use an existing cluster)"
+                )
         cmd = ["mvn", "-B", "-Dstyle.color=never", "-f", str(root / "pom.xml"), "-pl", engine.module, "-am"]
         cmd += [*engine.maven_args, "-DskipTests", "package"]
         if quiet:
@@ -110,7 +119,31 @@ def ensure_built(quiet: bool = True, engine: Launcher = OPENSEARCH) -> Path:
         # Maven may leave an unchanged jar with its old mtime; mark it as built now so the
         # staleness check does not rebuild on every call.
         os.utime(jar)
+        _keep(jar, cached)
     return jar
+
+
+def _cached_build(root: Path, engine: Launcher, java: object) -> Path:
+    """Where a zip built from exactly these inputs is kept: the digest covers the line, its
+    Maven arguments, the JDK and every input file (path and bytes). Why: every fresh clone
+    (CI's check, a worktree) would otherwise spend a Maven run per line on the same sources,
+    and the zips are reproducible (`project.build.outputTimestamp`), so a cached one is
+    the bytes Maven would write."""
+    digest = hashlib.sha256(f"{engine.key} {engine.version} {engine.maven_args} {java}".encode())
+    for path in sorted(_build_inputs(root, engine)):
+        digest.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes() + b"\0")
+    return load_settings().home / BUILDS / f"{engine.key}-{engine.version}-{digest.hexdigest()[:16]}-{engine.jar_name}"
+
+
+def _keep(jar: Path, cached: Path) -> None:
+    """Copy a fresh build into the cache (whole or not at all), keeping the newest few."""
+    cached.parent.mkdir(parents=True, exist_ok=True)
+    partial = cached.with_name(f".{cached.name}.partial")
+    shutil.copyfile(jar, partial)
+    partial.rename(cached)
+    builds = sorted(cached.parent.glob("*.zip"), key=lambda p: p.stat().st_mtime, reverse=True)
+    for old in builds[KEEP_BUILDS:]:
+        old.unlink(missing_ok=True)
 
 
 def run_logged(cmd: list[str], log_path: Path, echo: bool, env: dict[str, str] | None = None) -> int:
