@@ -96,6 +96,11 @@ class Settings(BaseSettings):
     debug: bool = Field(default=False, description="Show tracebacks instead of one-line errors (read by the CLI's error handler).")
     local_port: int = 9200
     local_heap: str = "1g"
+    node_jvm_options: str | None = Field(
+        default=None,
+        description="JVM options, space-separated, added to every local node's jvm.options.d (COGR_NODE_JVM_OPTIONS); "
+        "the tests set -XX:TieredStopAtLevel=1, which halves a short-lived node's start-up CPU.",
+    )
     service_url: str | None = Field(default=None, description="Expansion service for pipelines and search (COGR_SERVICE_URL).")
     service_token: SecretStr | None = Field(
         default=None, description="Bearer token sent to the expansion service (COGR_SERVICE_TOKEN)."

@@ -156,6 +156,14 @@ def test_start_refuses_a_busy_port_without_starting_a_jvm(tmp_path: Path, engine
     assert not (tmp_path / "node.json").exists()
 
 
+def test_a_word_that_is_no_jvm_option_is_refused_before_a_jvm_starts(tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COGR_NODE_JVM_OPTIONS", "-XX:TieredStopAtLevel=1 Xmx2g")
+    with pytest.raises(LocalNodeError, match="COGR_NODE_JVM_OPTIONS: 'Xmx2g' is not a JVM option"):
+        local_node.start(tmp_path, port=free_port_pair())
+    assert not (tmp_path / "node.json").exists()
+
+
 def test_start_rejects_a_bad_heap(tmp_path: Path) -> None:
     with pytest.raises(LocalNodeError, match="heap"):
         local_node.start(tmp_path, port=free_port_pair(), heap="lots")
@@ -208,6 +216,16 @@ def test_node_is_the_engine_and_version_it_claims(node: NodeInfo) -> None:
     record = json.loads((node.home / "node.json").read_text())
     assert record["pid"] == node.pid and record["url"] == node.url and "started_at" in record
     assert record["engine"] == node.engine.name
+
+
+def test_the_node_runs_with_the_jvm_options_of_cogr_node_jvm_options(node: NodeInfo) -> None:
+    # conftest sets -XX:TieredStopAtLevel=1 for every test node (half the start-up CPU)
+    import psutil
+
+    options = os.environ["COGR_NODE_JVM_OPTIONS"].split()
+    launched = psutil.Process(node.pid)  # Elasticsearch's is its CLI, whose child is the server JVM
+    server = max([launched, *launched.children(recursive=True)], key=lambda proc: len(proc.cmdline()))
+    assert options and set(options) <= set(server.cmdline())
 
 
 def _send(method: str, url: str, body: dict | None = None) -> dict:

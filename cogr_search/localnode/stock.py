@@ -26,8 +26,9 @@ from pathlib import Path
 
 from cogr_search.localnode import es_security, keystore, security
 from cogr_search.localnode.distribution import ensure_distribution, java_env
-from cogr_search.localnode.launchers import HOST, TRANSPORT_OFFSET, Launcher
+from cogr_search.localnode.launchers import HOST, TRANSPORT_OFFSET, Launcher, LocalNodeError
 from cogr_search.localnode.service_user import NodeUser, node_user
+from cogr_search.settings import load_settings
 
 RUNTIMES = "nodes"
 LINK = "node"
@@ -115,6 +116,7 @@ def prepare(home: Path, port: int, heap: str, engine: Launcher, peers: Peers | N
     (config / "jvm.options").write_text(_jvm_options((dist / "config" / "jvm.options").read_text(), runtime))
     (config / "jvm.options.d" / "cogr.options").write_text(
         f"# written by cogr-search: the heap of `start --heap`\n-Xms{heap}\n-Xmx{heap}\n-XX:+ExitOnOutOfMemoryError\n"
+        + "".join(f"{option}\n" for option in _extra_jvm_options())
     )
     env = java_env(engine)
     for name, source in extras.files.items():  # first: a caller's certificates are kept by a secured line
@@ -200,3 +202,13 @@ def _settings(
             "",
         ]
     )
+
+
+def _extra_jvm_options() -> list[str]:
+    """COGR_NODE_JVM_OPTIONS, split; a word that is no JVM option is refused before the node
+    starts (the JVM would only say "Could not create the Java Virtual Machine")."""
+    options = (load_settings().node_jvm_options or "").split()
+    for option in options:
+        if not option.startswith("-"):
+            raise LocalNodeError(f"COGR_NODE_JVM_OPTIONS: {option!r} is not a JVM option (each starts with '-')")
+    return options
