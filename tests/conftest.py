@@ -41,6 +41,7 @@ import os
 import shutil
 import socket
 import tempfile
+import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -227,21 +228,28 @@ def container_url(engine_id: str) -> Iterator[str]:
 
 
 @pytest.fixture(scope="session")
-def opensearch_node_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """The URL of this session's real OpenSearch 2.19."""
+def os_node_handle(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalNodeHandle]:
+    """The session's OpenSearch 2.19 (`COGR_OPENSEARCH_URL`, a container, else the local
+    launcher): started early by `nodes_started_early`, or on first use."""
+    home = tmp_path_factory.mktemp("opensearch-node")
     if os.environ.get("COGR_OPENSEARCH_URL"):
-        yield os.environ["COGR_OPENSEARCH_URL"]
+        yield LocalNodeHandle(OPENSEARCH, home, "1g", external_url=os.environ["COGR_OPENSEARCH_URL"])
         return
     if containers_chosen():
-        yield from container_url(OS2)
+        for url in container_url(OS2):
+            yield LocalNodeHandle(OPENSEARCH, home, "1g", external_url=url)
         return
-    home = tmp_path_factory.mktemp("opensearch-node")
-    launcher = secured_launcher(OPENSEARCH)
-    info = local_node.start(home, port=free_port_pair(), heap="1g", engine=launcher, extras=node_extras(home, launcher))
+    handle = LocalNodeHandle(secured_launcher(OPENSEARCH), home, "1g")
     try:
-        yield info.url
+        yield handle
     finally:
-        local_node.stop(home)
+        handle.stop()
+
+
+@pytest.fixture(scope="session")
+def opensearch_node_url(os_node_handle: LocalNodeHandle) -> str:
+    """The URL of this session's real OpenSearch 2.19."""
+    return os_node_handle.url()
 
 
 class LocalNodeHandle:
@@ -259,6 +267,7 @@ class LocalNodeHandle:
         self.heap = heap
         self.external_url = external_url
         self._port: int | None = None
+        self._port_lock = threading.Lock()  # `nodes_started_early`'s thread and a test may both ask
 
     @property
     def local(self) -> bool:
@@ -266,8 +275,9 @@ class LocalNodeHandle:
 
     def ensure(self) -> NodeInfo:
         """The running local node, started (or restarted on the same home and port) if needed."""
-        if self._port is None:
-            self._port = free_port_pair()
+        with self._port_lock:
+            if self._port is None:
+                self._port = free_port_pair()
         return local_node.start(
             self.home, port=self._port, heap=self.heap, timeout=ES_START_TIMEOUT_S, engine=self.engine,
             extras=node_extras(self.home, self.engine),
@@ -386,6 +396,51 @@ def es_node(es_node_handle: LocalNodeHandle) -> NodeInfo:
 def elasticsearch_url(es_node_handle: LocalNodeHandle) -> str:
     """The URL of the session's real Elasticsearch 8.17 (started on first use)."""
     return es_node_handle.url().rstrip("/")
+
+
+NODE_HANDLES = {OS2: "os_node_handle", ES8: "es_node_handle", OS3: "opensearch3_node_handle", ES9: "es9_node_handle"}
+"""Each line's session-node handle, in the order `nodes_started_early` starts them."""
+NODE_USERS = {
+    OS2: {"os_node_handle", "opensearch_node_url"},
+    ES8: {"es_node_handle", "elasticsearch_url", "es_url", "es_node"},
+    OS3: {"opensearch3_node_handle", "opensearch3_url"},
+    ES9: {"es9_node_handle", "elasticsearch9_url"},
+}
+"""The fixtures through which a test uses each line's session node (besides `cluster_url`'s
+and `opensearch_url`'s parameters, which name the line)."""
+
+
+def lines_in_use(items: list[pytest.Item]) -> list[str]:
+    """The engine lines whose session node some selected test uses, in `NODE_HANDLES` order."""
+    used: set[str] = set()
+    for item in items:
+        names = set(getattr(item, "fixturenames", ()))
+        params = set(map(str, getattr(getattr(item, "callspec", None), "params", {}).values()))
+        used |= {line for line, users in NODE_USERS.items() if names & users or line in params}
+    return [line for line in NODE_HANDLES if line in used]
+
+
+def _start_in_turn(handles: list[LocalNodeHandle]) -> None:
+    for handle in handles:
+        try:
+            jdk_for(handle.engine)
+            handle.ensure()
+        except Exception:  # noqa: BLE001 - the test that uses the node starts it again and reports why
+            continue
+
+
+@pytest.fixture(autouse=True, scope="session")
+def nodes_started_early(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Start the session nodes the selected tests use, one after another in a background
+    thread, while the first tests (most need no node) run. Why: a node's start is seconds of
+    JVM work the second core can do, where a test would otherwise wait for it. A test that
+    asks for a node still starting waits on the node's lock, as for its own start."""
+    handles = [request.getfixturevalue(NODE_HANDLES[line]) for line in lines_in_use(request.session.items)]
+    thread = threading.Thread(target=_start_in_turn, args=([h for h in handles if h.local],),
+                              name="nodes-started-early", daemon=True)
+    thread.start()
+    yield
+    thread.join()
 
 
 def connect_to(url: str, **settings: object) -> Cluster:
