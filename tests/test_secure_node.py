@@ -115,8 +115,11 @@ def _only_admin_on_elasticsearch(node: SecureNode, password: str) -> None:
     assert status == 200 and me["roles"] == ["superuser"] and me["authentication_realm"]["type"] == "file"
     users = (runtime_dir(node.home) / "config" / "users").read_text().splitlines()
     assert [line.split(":", 1)[0] for line in users] == ["admin"]
-    # the reserved realm is off: elastic (and its well-known default) cannot log in
+    # elastic's password is the admin's, from the keystore's bootstrap.password; not the old default
+    status, me = _get(f"{node.url}/_security/_authenticate", node.home, password, user="elastic")
+    assert status == 200 and me["roles"] == ["superuser"] and me["authentication_realm"]["type"] == "reserved"
     assert _get(node.url + "/", node.home, "changeme", user="elastic")[0] == 401
+    assert _get(node.url + "/", node.home, password, user="kibana_system")[0] == 401
 
 
 def test_only_the_admin_exists(secure_node: SecureNode) -> None:

@@ -1,23 +1,23 @@
 """A secured local Elasticsearch node (`elasticsearch start --secure`): x-pack security with
-TLS on HTTP and transport, one superuser ``admin``, no other user.
+TLS on HTTP and transport, the superuser ``admin`` and the reserved ``elastic``, no other user.
 
 The certificates (a CA made for the node, a node certificate for ``localhost`` and
 ``127.0.0.1``) and the random admin password in ``<home>/admin-password`` (0600) are the
 ones `security.py` makes for the secured OpenSearch node; only the engine's settings and
-how the user is added differ.
+how the users are added differ.
 
-Why the file realm and not the keystore's ``bootstrap.password``: ``bootstrap.password``
-only sets the reserved ``elastic`` user, whose password then lives in the ``.security``
-index; a file-realm user needs no index, so the admin can log in before that index exists
-(and on a distribution that cannot create it: the index's ``email`` analyzer comes from the
-analysis-common module, which the integ-test-zip lacks; the project's es-node plugin adds
-the three components it needs, so native users, roles and API keys work on the local
-node). ``bin/elasticsearch-users useradd`` (the distribution's own tool, run as the node's
-user with the node's ``ES_PATH_CONF``) writes the bcrypt hash into ``config/users`` and the
-role into ``config/users_roles``, as an operator would. It also gives the user the same
-name as the secured OpenSearch's (``admin``), so the two nodes' credentials read alike.
-The reserved realm is switched off, so ``elastic`` and the other built-in users cannot log
-in: ``admin`` is the only user until roles and users are added (`security roles --apply`).
+Two users, one password. ``elastic`` gets it the way Elasticsearch's own docs set it: the
+keystore's ``bootstrap.password``, which the node writes into the ``.security`` index at its
+first start (later starts keep the index's password). ``admin`` is a superuser of the file
+realm, whose users need no index, so the admin can log in before that index exists; that
+index's ``email`` analyzer comes from the analysis-common module, which the integ-test-zip
+lacks, and the project's es-node plugin adds the three components it needs, so native
+users, roles and API keys work on the local node. ``bin/elasticsearch-users useradd`` (the
+distribution's own tool, run as the node's user with the node's ``ES_PATH_CONF``) writes the
+bcrypt hash into ``config/users`` and the role into ``config/users_roles``, as an operator
+would. ``admin`` is the name the secured OpenSearch's user has too, so the two nodes'
+credentials read alike, and it is the one the node's record and `start` name. The other
+built-in users (``kibana_system``, ...) have no password and cannot log in.
 """
 
 from __future__ import annotations
@@ -50,8 +50,6 @@ def prepare(home: Path, config: Path, dist: Path) -> list[str]:
     }
     return [
         "xpack.security.enabled: true",
-        # Built-in users (elastic, kibana_system, ...) cannot log in: admin is the only user.
-        "xpack.security.authc.reserved_realm.enabled: false",
         "xpack.security.authc.realms.file.file1.order: 0",
         "xpack.security.http.ssl.enabled: true",
         *(f"xpack.security.http.ssl.{key}: {value}" for key, value in tls.items()),
@@ -60,6 +58,11 @@ def prepare(home: Path, config: Path, dist: Path) -> list[str]:
         "xpack.security.transport.ssl.verification_mode: full",
         *(f"xpack.security.transport.ssl.{key}: {value}" for key, value in tls.items()),
     ]
+
+
+def secure_settings(home: Path) -> dict[str, str]:
+    """The keystore entries of a secured node: ``elastic``'s first password, the admin's."""
+    return {"bootstrap.password": security.admin_password(home)}
 
 
 def add_admin(home: Path, dist: Path, config: Path, env: Mapping[str, str], user: NodeUser, engine: Launcher) -> None:

@@ -128,7 +128,10 @@ def prepare(home: Path, port: int, heap: str, engine: Launcher, peers: Peers | N
         link = home / LINK
         if not link.is_symlink():
             link.symlink_to(runtime, target_is_directory=True)
-    keystore.put(dist, config, env, user, engine, extras.secure_settings)
+    secure_settings = dict(extras.secure_settings)
+    if engine.secure and engine.name == "elasticsearch":
+        secure_settings.update(es_security.secure_settings(home))
+    keystore.put(dist, config, env, user, engine, secure_settings)
     if engine.secure and engine.name == "elasticsearch":
         es_security.add_admin(home, dist, config, env, user, engine)  # as the node's user: after `give`
     env[engine.conf_variable] = str(config)
