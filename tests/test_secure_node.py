@@ -31,6 +31,7 @@ from cogr_search.cluster.security_roles import roles_for
 from cogr_search.data import sample_catalog_path
 from cogr_search.localnode.stock import runtime_dir
 from cogr_search.runs.keyword_files import write_keyword_file
+from tests.serve_support import make_base_run
 from tests.conftest import REPO_ROOT
 
 pytestmark = pytest.mark.opensearch
@@ -264,7 +265,8 @@ def test_roles_print_the_writer_and_reader_of_the_alias(engine: str) -> None:
     assert patterns == {ALIAS, f"{ALIAS}-*", "cogr-sync-leases"}  # nothing beyond the alias, its versions, the lease
 
 
-def test_each_command_runs_as_a_user_with_only_its_role(role_users: SecureNode, keywords: Path) -> None:
+def test_each_command_runs_as_a_user_with_only_its_role(role_users: SecureNode, keywords: Path, tiny_model: Path,
+                                                        tmp_path: Path) -> None:
     writer = _as(role_users, "writer")
     catalog = sample_catalog_path()
     for args in (["index", "create", "--index", ALIAS],
@@ -278,6 +280,13 @@ def test_each_command_runs_as_a_user_with_only_its_role(role_users: SecureNode, 
     evaluated = _cli("eval", "--data", str(catalog), "--index", ALIAS, "--method", "bm25", "--split", "all",
                      "--cutoff", "10", "--json", env=reader)
     assert evaluated.returncode == 0, evaluated.stderr
+    # search, as an app's reader account sends it: the query generator of a round-0 run expands it
+    make_base_run(tmp_path, name="secured", model=tiny_model, max_new_tokens=8)
+    found = _cli("search", "lamp", "--index", ALIAS, "--run", "secured", "--runs-dir", str(tmp_path), "--json",
+                 env=reader)
+    assert found.returncode == 0, found.stderr
+    answer = json.loads(found.stdout)
+    assert answer["index"] == ALIAS and answer["text"] == "lamp" and answer["total"] >= len(answer["hits"])
 
 
 def test_a_readers_writes_are_refused_in_one_line_and_change_nothing(role_users: SecureNode, keywords: Path) -> None:

@@ -66,8 +66,10 @@ def ensure_docker_api() -> None:
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     log = Path("/var/tmp/cogr-podman-service.log")
     with log.open("ab") as out:
+        # cwd "/": the service outlives this process, and conmon fails every container start
+        # ("Failed to get working directory") once the caller's folder, say a test clone, is gone
         subprocess.Popen([engine_command(), "system", "service", "--time=0", PODMAN_SOCKET], stdout=out,
-                         stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
+                         stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True, cwd="/")
     if wait_for([path], API_START_TIMEOUT_S, check=_api_listens):
         raise EngineError(f"podman's Docker API did not answer on {path} within {API_START_TIMEOUT_S:.0f} s; see {log}")
 

@@ -31,7 +31,8 @@ CONF
 # The Docker API, kept up while the machine is: --time=0 never exits on idle.
 if ! curl -fs --unix-socket "$SOCKET" http://d/_ping >/dev/null 2>&1; then
   mkdir -p "$(dirname "$SOCKET")"
-  nohup podman system service --time=0 "unix://$SOCKET" >/var/log/podman-service.log 2>&1 &
+  # from /: the service outlives this shell, and conmon fails every start once its folder is gone
+  (cd / && nohup podman system service --time=0 "unix://$SOCKET" >/var/log/podman-service.log 2>&1 &)
   for _ in $(seq 100); do
     curl -fs --unix-socket "$SOCKET" http://d/_ping >/dev/null 2>&1 && break
     sleep 0.1
