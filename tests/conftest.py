@@ -174,19 +174,27 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     terminalreporter.write_line(session_nodes_line())
 
 
+@pytest.hookimpl(trylast=True)  # after pytest's own ordering by fixture, which the sort below keeps
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Without a container engine the `containers` tests cannot run: deselected, in one line.
-    In secure mode the parameters of lines without a secured node are deselected, in one line."""
+    In secure mode the parameters of lines without a secured node are deselected, in one line.
+    Then the tests that need no node run first, while `nodes_started_early` starts the
+    session's nodes beside them (a stable sort: each group keeps its order)."""
     if secure_chosen():
         _deselect(config, items, lambda item: bool(_unsecured_lines(item)),
                   "COGR_TEST_NODES=secure: {n} test(s) on OpenSearch 3.x or Elasticsearch 9.x deselected (no secured node)")
-    if shutil.which("podman") or shutil.which("docker"):
-        return
-    dropped = [item for item in items if item.get_closest_marker("containers") is not None]
-    if dropped:
-        config.hook.pytest_deselected(items=dropped)
-        items[:] = [item for item in items if item.get_closest_marker("containers") is None]
-        print(f"no container engine (podman or docker) on PATH: {len(dropped)} container test(s) deselected")
+    if not (shutil.which("podman") or shutil.which("docker")):
+        dropped = [item for item in items if item.get_closest_marker("containers") is not None]
+        if dropped:
+            config.hook.pytest_deselected(items=dropped)
+            items[:] = [item for item in items if item.get_closest_marker("containers") is None]
+            print(f"no container engine (podman or docker) on PATH: {len(dropped)} container test(s) deselected")
+    items.sort(key=_needs_a_node)
+
+
+def _needs_a_node(item: pytest.Item) -> bool:
+    """Whether ``item`` uses a session node, or is marked as a test that starts nodes of its own."""
+    return bool(lines_in_use([item])) or any(item.get_closest_marker(m) for m in ("opensearch", "containers", "secured"))
 
 
 def _unsecured_lines(item: pytest.Item) -> set[str]:
