@@ -439,3 +439,17 @@ def test_sync_from_a_run_refuses_incomplete_rounds_and_keywords(cluster_url, ind
     assert done.exit_code == 0, done.output
     assert json.loads(done.stdout)["index"] == f"{index_name}-r1-2"
     assert _docs(cluster, index_name)["p1"]["cogr_model"] == "r+r1+" + "ab" * 6
+
+
+def test_the_keywords_fingerprint_ignores_order_and_sees_every_change() -> None:
+    """A rerun of the same sync finds its version by this fingerprint: the same keywords
+    in any order (and as tuples or lists) must match, any other keywords or options not."""
+    keywords = {"p1": ["oak table", "table"], "p2": ["lamp"], "p3": []}
+    same = keywords_fingerprint(keywords)
+    assert keywords_fingerprint(dict(reversed(list(keywords.items())))) == same
+    assert keywords_fingerprint({"p1": ("oak table", "table"), "p2": ("lamp",), "p3": ()}) == same
+    for other in ({**keywords, "p1": ["table", "oak table"]}, {**keywords, "p3": ["x"]}, {"p1": keywords["p1"]},
+                  {**keywords, "p4": []}, {"p1": ["oak", "table table"], "p2": ["lamp"], "p3": []}):
+        assert keywords_fingerprint(other) != same
+    assert keywords_fingerprint(keywords, SyncConfig(k_max=5)) != same
+    assert keywords_fingerprint(keywords, SyncConfig(missing="keep")) != same

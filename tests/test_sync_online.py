@@ -247,3 +247,25 @@ def test_deletes_are_found_by_counts_per_id_range(cluster: Cluster, index_name: 
     assert set(extra_ids(cluster, target, source, [])) == gone
     assert set(extra_ids(cluster, target, source, [ids[7], ids[1500]])) == gone
     assert extra_ids(cluster, target, target, boundaries) == []
+
+
+@secured
+def test_a_range_larger_than_one_search_is_scanned(cluster: Cluster, index_name: str, monkeypatch) -> None:  # noqa: ANN001
+    """The ids of a differing range come from one sized search where they fit; a range
+    whose search came back full (it grew, or it is past the result window) is scanned,
+    so no id of the source is missed and nothing it holds is deleted from the copy."""
+    from cogr_search.cluster import changes
+    from cogr_search.cluster.bulk import bulk_write
+
+    ids = [f"d{n:04d}" for n in range(300)]
+    source, target = f"{index_name}-r0-1", f"{index_name}-r0-2"
+    for index in (source, target):
+        cluster.client.indices.create(index=index, body={"mappings": {"properties": {"id": {"type": "keyword"}}}})
+        bulk_write(cluster, ({"_op_type": "index", "_index": index, "_id": i, "_source": {"id": i}} for i in ids))
+    cluster.client.delete(index=source, id=ids[5])
+    cluster.client.indices.refresh(index=f"{index_name}-r0-*")
+    monkeypatch.setattr(changes, "ID_WINDOW", 50)  # every range's search now comes back full
+    monkeypatch.setattr(changes, "ID_SLACK", 0)
+    assert changes.extra_ids(cluster, target, source, [ids[99], ids[199]]) == [ids[5]]
+    monkeypatch.setattr(changes, "ID_WINDOW", 10_000)
+    assert changes.extra_ids(cluster, target, source, [ids[99], ids[199]]) == [ids[5]]

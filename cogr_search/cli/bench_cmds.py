@@ -77,9 +77,12 @@ def node_bench(engine: str, line: str | None, nodes: int, repeat: int, heap: str
 @click.option("--raw/--no-raw", default=True, show_default=True, help="Also time raw _bulk of the same documents.")
 @click.option("--nodes", type=click.IntRange(min=1, max=9), default=1, show_default=True,
               help="On a fresh loopback cluster of this many nodes, every index (raw too) with one replica.")
+@click.option("--warm-up-rounds", type=click.IntRange(min=0), default=4, show_default=True,
+              help="Untimed rounds of both methods first (a sync and a raw load of up to 60,000 items each), "
+                   "so that the fresh node's JIT warm-up is not counted; 0: measure it cold.")
 @json_output
 def sync_bench(data: Path, port: int | None, heap: str, max_items: int | None, config_flags: ConfigFlags, copies: int,
-               write_rate: float, raw: bool, nodes: int, as_json: bool) -> None:
+               write_rate: float, raw: bool, nodes: int, warm_up_rounds: int, as_json: bool) -> None:
     """Sync DATA's catalog on a fresh node while an app writes: sync_s, freeze_s, and raw _bulk for scale.
 
     Items the writer adds get their title keyword (--missing title-only)."""
@@ -87,7 +90,7 @@ def sync_bench(data: Path, port: int | None, heap: str, max_items: int | None, c
 
     result = sync.run(data, settings_from(), port=port, heap=heap, max_items=max_items,
                       config=config_flags.build(missing="title-only"), n_copies=copies, write_rate=write_rate, raw=raw,
-                      nodes=nodes)
+                      nodes=nodes, warm_up_rounds=warm_up_rounds)
     _print(result, as_json)
 
 

@@ -15,7 +15,6 @@ response is the same page, not the next one.
 
 from __future__ import annotations
 
-import json
 import queue
 import threading
 import time
@@ -27,6 +26,7 @@ from itertools import islice
 from typing import Protocol, TypeVar
 
 from cogr_search.cluster import documents as doc_fields
+from cogr_search.cluster import json_codec
 from cogr_search.cluster.client import Cluster
 
 CHUNK_SIZE = 500
@@ -34,6 +34,8 @@ MAX_CHUNK_BYTES = 16 * 1024 * 1024
 PAGE_SIZE = 2000
 BUSY = 429
 _FILTER_PATH = "errors,items.*._id,items.*.status,items.*.result,items.*.error"
+_SCAN_FILTER = "hits.hits._id,hits.hits._source,hits.hits.sort"
+"""What a scan reads of each hit: less for the node to write and for the client to parse."""
 
 
 @dataclass(frozen=True)
@@ -74,7 +76,11 @@ class BulkResult:
         self.failures.extend(other.failures)
 
 
-def _lines(action: dict) -> tuple[str, str, str | None]:
+Lines = tuple[str, bytes, bytes | None]
+"""One action in a `_bulk` body: its id, the header line and the body line (none for deletes)."""
+
+
+def _lines(action: dict) -> Lines:
     """(id, header line, body line) of one opensearch-py-style action dict."""
     op = action.get("_op_type", "index")
     header = {"_index": action["_index"], "_id": action["_id"]}
@@ -86,11 +92,7 @@ def _lines(action: dict) -> tuple[str, str, str | None]:
         body = {k: action[k] for k in ("doc", "doc_as_upsert", "upsert", "script") if k in action}
     else:
         body = action["_source"]
-    return (
-        str(action["_id"]),
-        json.dumps({op: header}, ensure_ascii=False),
-        None if body is None else json.dumps(body, ensure_ascii=False),
-    )
+    return str(action["_id"]), json_codec.dumps({op: header}), None if body is None else json_codec.dumps(body)
 
 
 T = TypeVar("T")
@@ -118,8 +120,8 @@ def batched(items: Iterable[T], size: int) -> Iterator[list[T]]:
         yield batch
 
 
-def _chunks(actions: Iterable[dict], chunk_size: int) -> Iterator[list[tuple[str, str, str | None]]]:
-    chunk: list[tuple[str, str, str | None]] = []
+def _chunks(actions: Iterable[dict], chunk_size: int) -> Iterator[list[Lines]]:
+    chunk: list[Lines] = []
     size = 0
     for action in actions:
         lines = _lines(action)
@@ -173,13 +175,13 @@ def _prefetched(chunks: Iterator[T], depth: int = 2) -> Iterator[T]:
         worker.join(timeout=5)
 
 
-def _payload(chunk: list[tuple[str, str, str | None]]) -> str:
-    parts: list[str] = []
+def _payload(chunk: list[Lines]) -> bytes:
+    parts: list[bytes] = []
     for _id, header, body in chunk:
         parts.append(header)
         if body is not None:
             parts.append(body)
-    return "\n".join(parts) + "\n"
+    return b"\n".join(parts) + b"\n"
 
 
 def _reason(error: object) -> str:
@@ -193,13 +195,13 @@ def _reason(error: object) -> str:
 
 
 def _send(
-    cluster: Cluster, chunk: list[tuple[str, str, str | None]], payload: str | None = None
-) -> tuple[BulkResult, list[tuple[str, str, str | None]]]:
+    cluster: Cluster, chunk: list[Lines], payload: bytes | None = None
+) -> tuple[BulkResult, list[Lines]]:
     """One `_bulk` request: its outcome, and the items to resend because the cluster was busy."""
     body = payload if payload is not None else _payload(chunk)
     response = cluster.call(cluster.client.bulk, body=body, filter_path=_FILTER_PATH)
     result = BulkResult()
-    busy: list[tuple[str, str, str | None]] = []
+    busy: list[Lines] = []
     for lines, item in zip(chunk, response.get("items", [])):
         outcome = next(iter(item.values()))
         status = int(outcome.get("status", 500))
@@ -220,7 +222,7 @@ def _send(
     return result, busy
 
 
-def _send_retrying(cluster: Cluster, chunk: list[tuple[str, str, str | None]], payload: str) -> BulkResult:
+def _send_retrying(cluster: Cluster, chunk: list[Lines], payload: bytes) -> BulkResult:
     """One chunk written: sent, and what the cluster was too busy for resent with backoff."""
     result, busy = _send(cluster, chunk, payload)
     attempt = 0
@@ -274,7 +276,7 @@ def scan(
     cluster: Cluster,
     index: str,
     query: dict | None = None,
-    source: list[str] | bool = True,
+    source: list[str] | bool | dict = True,
     page_size: int = PAGE_SIZE,
     preference: str | None = None,
 ) -> Iterator[list[dict]]:
@@ -293,7 +295,8 @@ def scan(
         if after is not None:
             body["search_after"] = after
         params = {"preference": preference} if preference else {}
-        hits = cluster.call(cluster.client.search, index=index, body=body, **params)["hits"]["hits"]
+        found = cluster.call(cluster.client.search, index=index, body=body, filter_path=_SCAN_FILTER, **params)
+        hits = found.get("hits", {}).get("hits", [])
         if not hits:
             return
         yield hits

@@ -52,23 +52,27 @@ def wait_quiet(cluster: Cluster, index: str, timeout_s: float = QUIET_WAIT_S) ->
         time.sleep(0.05)  # polling the shard checkpoints, not waiting for a guess
 
 
-def _by_shard(cluster: Cluster, index: str, marks: Marks, bound: str) -> Iterator[list[dict]]:
+Source = bool | dict
+"""A search's `_source`: True for all of it, or `{"excludes": [...]}`."""
+
+
+def _by_shard(cluster: Cluster, index: str, marks: Marks, bound: str, source: Source) -> Iterator[list[dict]]:
     for shard, mark in sorted(marks.items()):
         preference = f"_shards:{shard}" if len(marks) > 1 else None
-        yield from scan(cluster, index, {"range": {"_seq_no": {bound: mark}}}, preference=preference)
+        yield from scan(cluster, index, {"range": {"_seq_no": {bound: mark}}}, source=source, preference=preference)
 
 
-def changed_since(cluster: Cluster, index: str, since: Marks) -> Iterator[list[dict]]:
+def changed_since(cluster: Cluster, index: str, since: Marks, source: Source = True) -> Iterator[list[dict]]:
     """Pages of the documents written (indexed or updated) after `since`, shard by shard.
 
     The caller refreshes `index` after taking the marks it will pass next time."""
-    return _by_shard(cluster, index, since, "gt")
+    return _by_shard(cluster, index, since, "gt", source)
 
 
-def as_of(cluster: Cluster, index: str, at: Marks) -> Iterator[list[dict]]:
+def as_of(cluster: Cluster, index: str, at: Marks, source: Source = True) -> Iterator[list[dict]]:
     """Pages of the documents last written at or before `at`: the index as it was then,
     less what was updated or deleted since (a catch-up from `at` brings those)."""
-    return _by_shard(cluster, index, at, "lte")
+    return _by_shard(cluster, index, at, "lte", source)
 
 
 def ids_of(cluster: Cluster, index: str, query: dict | None = None) -> Iterator[str]:
@@ -108,16 +112,43 @@ def _bucket_counts(cluster: Cluster, index: str, ranges: list[dict]) -> list[int
     return [int(r["hits"]["total"]["value"]) for r in msearch(cluster, index, bodies, ["responses.hits.total"])]
 
 
+ID_WINDOW = 10_000
+"""Most ids one search returns (`index.max_result_window`'s default)."""
+ID_SLACK = 100
+"""Room for documents added to a range between its count and the ids search."""
+
+
+def _range_ids(cluster: Cluster, index: str, ranges: list[dict], counts: list[int]) -> list[set[str]]:
+    """The ids in each range, from one `_msearch` sized by the ranges' counts; a range
+    that may hold more than its search returned (it grew, or it is past the window) is
+    scanned instead, so every set is complete."""
+    from cogr_search.cluster.eval import msearch
+
+    sizes = [min(count + ID_SLACK, ID_WINDOW) for count in counts]
+    bodies = [{"size": size, "query": r, "_source": False, "track_total_hits": False, "sort": ["_doc"]}
+              for r, size in zip(ranges, sizes)]
+    found = msearch(cluster, index, bodies, ["responses.hits.hits._id"])
+    ids = []
+    for query, size, response in zip(ranges, sizes, found):
+        hits = response.get("hits", {}).get("hits", [])
+        ids.append({hit["_id"] for hit in hits} if len(hits) < size else set(ids_of(cluster, index, query)))
+    return ids
+
+
 def extra_ids(cluster: Cluster, target: str, source: str, boundaries: list[str]) -> list[str]:
     """Ids in `target` that `source` no longer has (deleted there): per id range, counts
-    in one request per index, then the ids of the ranges whose counts differ, so the cost
-    follows the number of deletes, not the catalog's size. Any `boundaries` give the whole
-    difference once `target` holds every document of `source` (after the freeze's
-    catch-up); before that, a range where the copy lacks a new document and still holds
-    a deleted one counts equal and waits for the next call."""
+    in one request per index, then the ids of the ranges whose counts differ in one more
+    request per index, so the cost follows the number of deletes, not the catalog's size.
+    Any `boundaries` give the whole difference once `target` holds every document of
+    `source` (after the freeze's catch-up); before that, a range where the copy lacks a
+    new document and still holds a deleted one counts equal and waits for the next call."""
     ranges = _ranges(boundaries)
-    extra: list[str] = []
-    for query, mine, theirs in zip(ranges, _bucket_counts(cluster, target, ranges), _bucket_counts(cluster, source, ranges)):
-        if mine != theirs:
-            extra += sorted(set(ids_of(cluster, target, query)) - set(ids_of(cluster, source, query)))
-    return extra
+    differing = [(query, mine, theirs) for query, mine, theirs
+                 in zip(ranges, _bucket_counts(cluster, target, ranges), _bucket_counts(cluster, source, ranges))
+                 if mine != theirs]
+    if not differing:
+        return []
+    queries = [query for query, _, _ in differing]
+    held = _range_ids(cluster, target, queries, [mine for _, mine, _ in differing])
+    kept = _range_ids(cluster, source, queries, [theirs for _, _, theirs in differing])
+    return [doc_id for have, keep in zip(held, kept) for doc_id in sorted(have - keep)]

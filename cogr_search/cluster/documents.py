@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from datetime import datetime, timezone
 from typing import Protocol
 
-from cogr_search.keywords import DEFAULT_K_MAX, fits_term_limit, normalize, representation
+from cogr_search.keywords import DEFAULT_K_MAX, MAX_TERM_BYTES, fits_term_limit, normalize, representation
 
 ID = "id"
 TITLE = "title"
@@ -43,9 +43,17 @@ def item_keywords(keywords: Sequence[str], title: str, k_max: int | None = DEFAU
     return representation(keywords, title, k_max)
 
 
+NEVER_CUT_CHARS = MAX_TERM_BYTES // (18 * 3 * 4)
+"""A title this short cannot outgrow the term limit: NFKC expands one character to at
+most 18, lowercasing to at most 3, each at most 4 UTF-8 bytes (151 characters)."""
+
+
 def title_is_cut(title: str) -> bool:
-    """Whether the title keyword had to be cut to fit the keyword field's term limit."""
-    return bool(title) and not fits_term_limit(normalize(title))
+    """Whether the title keyword had to be cut to fit the keyword field's term limit.
+
+    Short titles (nearly all) are answered without normalizing them: a sync asks this of
+    every document it copies."""
+    return len(title) > NEVER_CUT_CHARS and not fits_term_limit(normalize(title))
 
 
 def item_document(item: ItemLike, keywords: Sequence[str] = (), k_max: int = DEFAULT_K_MAX) -> dict:

@@ -26,6 +26,7 @@ from typing import Any, Literal
 from opensearchpy import OpenSearch
 from opensearchpy import exceptions as os_exc
 
+from cogr_search.cluster.json_codec import OrjsonSerializer
 from cogr_search.errors import CogrError
 from cogr_search.settings import Settings
 from cogr_search.shadow.bm25 import Bm25Variant
@@ -263,6 +264,7 @@ def _opensearch_client(url: str, settings: Settings, auth: tuple[str, str] | Non
         max_retries=0,
         retry_on_timeout=False,
         http_compress=False,
+        serializer=OrjsonSerializer(),
     )
 
 

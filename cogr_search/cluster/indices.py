@@ -131,10 +131,13 @@ def _check_created(cluster: Cluster, name: str, shape: Shape | None) -> None:
         )
 
 
-def create_version(cluster: Cluster, alias: str, round_: int, shape: Shape | None = None, **index_settings: object) -> IndexVersion:
+def create_version(cluster: Cluster, alias: str, round_: int, shape: Shape | None = None, meta: dict | None = None,
+                   **index_settings: object) -> IndexVersion:
     """Create an empty new version for `round_` with the explicit body of mappings/.
 
-    `shape` (default: the file's counts) is the source version's shards and replicas.
+    `shape` (default: the file's counts) is the source version's shards and replicas;
+    `meta` goes into the mapping's `_meta` in the same request (a later put would be one
+    more cluster-state update for every sync).
     """
     version = next_version(alias, [v.name for v in versions(cluster, alias)], round_)
     copied = shape.index_settings() if shape else {}
@@ -145,6 +148,8 @@ def create_version(cluster: Cluster, alias: str, round_: int, shape: Shape | Non
         **copied,
         **index_settings,
     )
+    if meta:
+        body["mappings"]["_meta"] = {**body["mappings"].get("_meta", {}), **meta}
     try:
         cluster.call(cluster.client.indices.create, index=version.name, body=body)
     except API_ERRORS as err:

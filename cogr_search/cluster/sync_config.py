@@ -33,7 +33,7 @@ class SyncConfig(BaseModel):
     unknown_tolerance: float = Field(
         0.01, ge=0, le=1, description="Share of keyword ids allowed to be unknown to the index (listed, then ignored)."
     )
-    chunk_size: int = Field(500, ge=1, le=10_000, description="Documents per _bulk request.")
+    chunk_size: int = Field(1000, ge=1, le=10_000, description="Documents per _bulk request.")
     in_flight: int = Field(2, ge=1, le=16, description="_bulk requests sent at once while copying.")
     lease_s: float = Field(DEFAULT_LEASE_S, gt=0, description="Lease of the sync on its alias, renewed while it runs.")
     catch_up_rounds: int = Field(5, ge=0, description="Catch-ups while writes continue, before the final freeze.")
