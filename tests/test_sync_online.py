@@ -224,11 +224,12 @@ def test_one_sync_per_alias_and_status_names_the_holder(cluster: Cluster, cluste
 
 
 @secured
-def test_deletes_are_found_by_counts_per_id_range(cluster: Cluster, index_name: str) -> None:
+def test_deletes_are_found_by_counts_per_id_range(cluster: Cluster, index_name: str, monkeypatch) -> None:  # noqa: ANN001
     """The delete check: boundaries from the copied ids (no request), then per-range counts
     of source and copy, ids compared only where they differ; the true difference for any
     boundaries, the same ones or none at all (one range)."""
     from cogr_search.cluster.bulk import bulk_write
+    from cogr_search.cluster import changes
     from cogr_search.cluster.changes import BUCKET, extra_ids, id_boundaries
 
     ids = [f"d{n:05d}" for n in range(int(BUCKET * 2.5))]
@@ -247,6 +248,11 @@ def test_deletes_are_found_by_counts_per_id_range(cluster: Cluster, index_name: 
     assert set(extra_ids(cluster, target, source, [])) == gone
     assert set(extra_ids(cluster, target, source, [ids[7], ids[1500]])) == gone
     assert extra_ids(cluster, target, target, boundaries) == []
+    fine = ids[99::100]  # 25 ranges: counted in groups of FANOUT first
+    assert set(extra_ids(cluster, target, source, fine)) == gone
+    monkeypatch.setattr(changes, "FANOUT", 2)  # groups of groups, four levels down to the ranges
+    assert set(extra_ids(cluster, target, source, fine)) == gone
+    assert extra_ids(cluster, target, target, fine) == []
 
 
 @secured
