@@ -381,3 +381,21 @@ def test_es_url_is_a_live_elasticsearch_whatever_the_tests_before_did(es_url: st
     if es_node_handle.local:
         state = local_node.status(es_node_handle.home)
         assert state.running and state.url == es_url and state.engine is ELASTICSEARCH
+
+
+def test_a_build_that_cannot_be_cached_is_kept_and_said(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The build cache only saves later clones a Maven run: where it cannot be written,
+    the zip just built stays usable and one line says why it was not kept."""
+    jar = tmp_path / "target" / "cogr-search-plugin.zip"
+    jar.parent.mkdir()
+    jar.write_bytes(b"zip bytes")
+    blocked = tmp_path / "plugin-builds"
+    blocked.write_text("a file where the cache's folder belongs")
+    local_node_build._keep(jar, blocked / "digest-cogr-search-plugin.zip")
+    assert jar.read_bytes() == b"zip bytes"
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "could not keep it in" in err[0] and str(blocked) in err[0]
+    kept = tmp_path / "cache"
+    local_node_build._keep(jar, kept / "digest-cogr-search-plugin.zip")
+    assert (kept / "digest-cogr-search-plugin.zip").read_bytes() == b"zip bytes"
+    assert not list(kept.glob(".*partial"))

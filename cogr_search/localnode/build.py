@@ -136,14 +136,21 @@ def _cached_build(root: Path, engine: Launcher, java: object) -> Path:
 
 
 def _keep(jar: Path, cached: Path) -> None:
-    """Copy a fresh build into the cache (whole or not at all), keeping the newest few."""
-    cached.parent.mkdir(parents=True, exist_ok=True)
-    partial = cached.with_name(f".{cached.name}.partial")
-    shutil.copyfile(jar, partial)
-    partial.rename(cached)
-    builds = sorted(cached.parent.glob("*.zip"), key=lambda p: p.stat().st_mtime, reverse=True)
-    for old in builds[KEEP_BUILDS:]:
-        old.unlink(missing_ok=True)
+    """Copy a fresh build into the cache (whole or not at all), keeping the newest few.
+
+    The cache only saves later clones a Maven run: where it cannot be written (a read-only
+    or full home), the build just made is still good, so say so in one line and go on."""
+    try:
+        cached.parent.mkdir(parents=True, exist_ok=True)
+        partial = cached.with_name(f".{cached.name}.partial")
+        shutil.copyfile(jar, partial)
+        partial.rename(cached)
+        builds = sorted(cached.parent.glob("*.zip"), key=lambda p: p.stat().st_mtime, reverse=True)
+        for old in builds[KEEP_BUILDS:]:
+            old.unlink(missing_ok=True)
+    except OSError as err:
+        print(f"cogr-search: built {jar.name}, but could not keep it in {cached.parent} ({err.strerror or err}); "
+              "the next clone builds it again", file=sys.stderr)
 
 
 def run_logged(cmd: list[str], log_path: Path, echo: bool, env: dict[str, str] | None = None) -> int:
