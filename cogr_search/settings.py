@@ -85,6 +85,11 @@ class Settings(BaseSettings):
     test_nodes: str | None = Field(
         default=None, description="`containers`: the tests' session nodes run as containers of the project's images."
     )
+    test_require: str | None = Field(
+        default=None,
+        description="What the tests must find rather than skip or deselect, comma-separated: `data` (the shared "
+        "data sets beside the clone), `containers` (an engine that builds the images); .ci/run sets both.",
+    )
     maven_repo: Path | None = Field(
         default=None, description="Maven's local repository, where stock distributions are fetched to (default ~/.m2/repository)."
     )

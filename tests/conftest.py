@@ -68,6 +68,7 @@ from cogr_search.localnode import (
 from cogr_search.localnode.stock import NodeExtras
 from cogr_search.localnode.java import jdk_for
 from cogr_search.settings import load_settings
+from tests.requirements_check import container_tests_out
 
 # Test nodes live for seconds to minutes: a C1-only JIT halves a node's start-up CPU (11 s to
 # 5.5 s for OpenSearch, 13 s to 8.5 s for Elasticsearch on 2 cores), CPU the suite otherwise
@@ -176,19 +177,17 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
 
 @pytest.hookimpl(trylast=True)  # after pytest's own ordering by fixture, which the sort below keeps
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Without a container engine the `containers` tests cannot run: deselected, in one line.
+    """Where no engine can build the images, the `containers` tests are deselected, in one line.
     In secure mode the parameters of lines without a secured node are deselected, in one line.
     Then the tests that need no node run first, while `nodes_started_early` starts the
     session's nodes beside them (a stable sort: each group keeps its order)."""
     if secure_chosen():
         _deselect(config, items, lambda item: bool(_unsecured_lines(item)),
                   "COGR_TEST_NODES=secure: {n} test(s) on OpenSearch 3.x or Elasticsearch 9.x deselected (no secured node)")
-    if not (shutil.which("podman") or shutil.which("docker")):
-        dropped = [item for item in items if item.get_closest_marker("containers") is not None]
-        if dropped:
-            config.hook.pytest_deselected(items=dropped)
-            items[:] = [item for item in items if item.get_closest_marker("containers") is None]
-            print(f"no container engine (podman or docker) on PATH: {len(dropped)} container test(s) deselected")
+    unrunnable, line = container_tests_out(items)
+    if unrunnable:
+        out = set(unrunnable)
+        _deselect(config, items, lambda item: item in out, line.replace("{", "{{").replace("}", "}}"))
     items.sort(key=_needs_a_node)
 
 

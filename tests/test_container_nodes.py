@@ -11,11 +11,12 @@ import os
 import subprocess
 import urllib.request
 from collections.abc import Iterator
+from pathlib import Path
 
 import psutil
 import pytest
 
-from cogr_search.containers.engine import LABEL, PODMAN_SOCKET, EngineError, _api_listens, engine, engine_command, ensure_docker_api
+from cogr_search.containers.engine import LABEL, EngineError, _api_listens, engine, engine_command, ensure_docker_api
 from cogr_search.containers.images import ensure_images, local_images, opensearch_image, with_parents
 from cogr_search.containers.testnodes import HOST_LABEL, NODES, PID_LABEL, ROLE, remove_orphans, running
 from cogr_search.localnode import OPENSEARCH
@@ -84,25 +85,37 @@ def test_orphans_of_a_killed_run_are_removed_and_a_live_runs_kept(images: None, 
     assert labelled[str(os.getpid())] in {cid[:12] for cid in remaining}
 
 
-def _api_services() -> list[psutil.Process]:
+def _api_services(socket_url: str) -> list[psutil.Process]:
     return [proc for proc in psutil.process_iter(["cmdline"])
-            if (proc.info["cmdline"] or [])[1:4] == ["system", "service", "--time=0"]]
+            if (proc.info["cmdline"] or [])[1:5] == ["system", "service", "--time=0", socket_url]]
 
 
-@pytest.mark.skipif(not engine_command().endswith("podman") or os.environ.get("DOCKER_HOST", PODMAN_SOCKET) != PODMAN_SOCKET,
+def _podman_api() -> bool:
+    try:
+        return engine_command().endswith("podman") and "DOCKER_HOST" not in os.environ
+    except EngineError:
+        return False  # no engine: the file is deselected anyway
+
+
+@pytest.mark.skipif(not _podman_api(),
                     reason="podman's own API socket: docker and DOCKER_HOST keep theirs")
-def test_a_stopped_docker_api_is_started_once_on_demand(images: None) -> None:
+def test_a_stopped_docker_api_is_started_once_on_demand(images: None, tmp_path: Path) -> None:
     """After a reboot podman is there but its API service is not; the container nodes
-    start it rather than fail with 'Connection refused' (seen in a fresh `make test`)."""
-    running_services = _api_services()
-    for proc in running_services:
-        proc.terminate()
-    _gone, alive = psutil.wait_procs(running_services, timeout=20)  # a late exit would unlink the new socket
-    assert not alive
-    path = PODMAN_SOCKET.removeprefix("unix://")
+    start it rather than fail with 'Connection refused' (seen in a fresh `make test`).
+    On a socket of this test's own, so that the machine's service (another run's, maybe)
+    stays up: the test ends the one service it started, by its pid."""
+    socket_url = f"unix://{tmp_path / 'podman.sock'}"
+    path = socket_url.removeprefix("unix://")
+    assert not _api_listens(path) and _api_services(socket_url) == []
+    pid = ensure_docker_api(socket_url)
+    try:
+        assert ensure_docker_api(socket_url) is None  # answering now: nothing more is started
+        assert _api_listens(path)
+        (service,) = _api_services(socket_url)
+        assert service.pid == pid
+        assert service.cwd() == "/"  # not this test's folder: conmon fails once a started-from folder is gone
+    finally:
+        service = psutil.Process(pid)
+        service.terminate()
+        service.wait(timeout=20)
     assert not _api_listens(path)
-    ensure_docker_api()
-    ensure_docker_api()
-    assert _api_listens(path)
-    (service,) = _api_services()
-    assert service.cwd() == "/"  # not this test's folder: conmon fails once a started-from folder is gone

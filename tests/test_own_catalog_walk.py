@@ -27,13 +27,10 @@ import pytest
 
 from cogr_search.data import load_dataset
 from cogr_search.data.subset import judged_subset, write_beir
+from tests.requirements_check import shared_data_set
 from tests.serve_support import subprocess_env
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-# CI checks out the data sets as ../shared/data beside the clone; a git worktree one level
-# further down (../../shared/data) finds the same folder
-SHARED_DATA = next((p / "shared" / "data" for p in REPO_ROOT.parents[:2] if (p / "shared" / "data").is_dir()),
-                   REPO_ROOT.parent / "shared" / "data")
 MARKER = "<!-- own-catalog walk"
 CPU_MODEL = os.environ.get("COGR_WALK_CPU_MODEL") == "1"
 """Run the README's lines as they are, with the default CPU model (a measurement, not CI)."""
@@ -54,9 +51,7 @@ def walk_commands(readme: Path) -> list[str]:
 @pytest.fixture(scope="module")
 def catalog(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """50 Crowdflower queries and every item judged for them: 1,963 products."""
-    source = SHARED_DATA / "crowdflower"
-    if not (source / "corpus.jsonl").is_file():
-        pytest.fail(f"{source}: not found; the walk needs the shared data sets beside the clone (../shared/data)")
+    source = shared_data_set("crowdflower")
     out = tmp_path_factory.mktemp("crowdflower-2k")
     write_beir(judged_subset(load_dataset(source), 50, seed=0), out, "test_own_catalog_walk: 50 Crowdflower queries")
     return out

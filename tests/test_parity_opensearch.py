@@ -28,10 +28,10 @@ from cogr_search.shadow import ItemIndex
 from cogr_search.shadow.analyzer import tokenize
 from cogr_search.shadow.bm25 import LEGACY_FACTOR
 from tests.conftest import all_engines
+from tests.requirements_check import shared_data_set
 
 pytestmark = pytest.mark.opensearch
 
-HOMEDEPOT = Path(__file__).resolve().parents[2] / "shared" / "data" / "homedepot" / "corpus.jsonl"
 WORDS = (
     "white oak 2x4 3.5 in. 1/2 led bulb 40-watt stainless steel lowe's brushed nickel faucet "
     "outdoor patio chair cushion 12-gauge angle bracket deck paint gal. #10 screws 1,000 sq. ft. "
@@ -198,9 +198,17 @@ def test_standard_analyzer_parity(cluster: Cluster) -> None:
     ]
     vectors = Path(__file__).parent / "vectors" / "normalize.jsonl"
     texts += [c["expected"] for c in map(json.loads, vectors.read_text(encoding="utf-8").splitlines()) if c["expected"]]
-    if HOMEDEPOT.is_file():
-        lines = HOMEDEPOT.read_text(encoding="utf-8").splitlines()
-        texts += [normalize(json.loads(line)["title"]) for line in lines[:: max(1, len(lines) // 300)]]
+    _assert_same_tokens(cluster, texts)
+
+
+@all_engines
+def test_standard_analyzer_parity_on_home_depot_titles(cluster: Cluster) -> None:
+    """300 real product titles, spread over the catalog: units, fractions, brands."""
+    lines = (shared_data_set("homedepot") / "corpus.jsonl").read_text(encoding="utf-8").splitlines()
+    _assert_same_tokens(cluster, [normalize(json.loads(line)["title"]) for line in lines[:: max(1, len(lines) // 300)]])
+
+
+def _assert_same_tokens(cluster: Cluster, texts: list[str]) -> None:
     disagreements = [(text, _analyze(cluster, text), tokenize(text)) for text in texts]
     disagreements = [d for d in disagreements if d[1] != d[2]]
     assert disagreements == [], f"{len(disagreements)} of {len(texts)} texts tokenize differently"

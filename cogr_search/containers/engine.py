@@ -17,6 +17,8 @@ LABEL = "cogr-search"
 """Label key on every container cogr-search starts; its value names who started it."""
 PODMAN_SOCKET = "unix:///run/podman/podman.sock"
 API_START_TIMEOUT_S = 20.0
+BASE_SUITES = ("bookworm", "trixie")
+"""The Debian suites of the debootstrapped bases the local images build on (docker/base/build.sh)."""
 
 
 class EngineError(CogrError):
@@ -52,26 +54,60 @@ def _api_listens(path: str) -> bool:
     return True
 
 
-def ensure_docker_api() -> None:
-    """podman's Docker API answering on its socket, started as docker/engine/setup.sh starts it
-    when it does not (after a reboot, or when only `podman` was installed): testcontainers
-    speaks that API alone, and `make test` should not fail on a service nobody started."""
-    if os.environ.get("DOCKER_HOST", PODMAN_SOCKET) != PODMAN_SOCKET or not engine_command().endswith("podman"):
-        return  # someone else's API
+def ensure_docker_api(socket_url: str = PODMAN_SOCKET) -> int | None:
+    """podman's Docker API answering on ``socket_url``, started as docker/engine/setup.sh starts
+    it when it does not (after a reboot, or when only `podman` was installed): testcontainers
+    speaks that API alone, and `make test` should not fail on a service nobody started.
+
+    Returns the pid of the service it started, None when one already answered (or the API is
+    someone else's): whoever starts a service can end that one alone, never another's."""
+    if os.environ.get("DOCKER_HOST", socket_url) != socket_url or not engine_command().endswith("podman"):
+        return None  # someone else's API
     from cogr_search.containers.wait import wait_for
 
-    path = PODMAN_SOCKET.removeprefix("unix://")
+    path = socket_url.removeprefix("unix://")
     if _api_listens(path):
-        return
+        return None
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     log = Path("/var/tmp/cogr-podman-service.log")
     with log.open("ab") as out:
         # cwd "/": the service outlives this process, and conmon fails every container start
         # ("Failed to get working directory") once the caller's folder, say a test clone, is gone
-        subprocess.Popen([engine_command(), "system", "service", "--time=0", PODMAN_SOCKET], stdout=out,
-                         stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True, cwd="/")
+        service = subprocess.Popen([engine_command(), "system", "service", "--time=0", socket_url], stdout=out,
+                                   stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True, cwd="/")
     if wait_for([path], API_START_TIMEOUT_S, check=_api_listens):
         raise EngineError(f"podman's Docker API did not answer on {path} within {API_START_TIMEOUT_S:.0f} s; see {log}")
+    return service.pid
+
+
+def why_images_cannot_be_built() -> str | None:
+    """None where an engine answers and can build the project's images, else one line saying why.
+
+    Why a check beyond "a command is on PATH": a machine may have a `docker` client with no
+    daemon behind it, or podman without debootstrap (the local bases are debootstrapped), and
+    the container tests then fail after minutes instead of being left out in one line."""
+    try:
+        command = engine_command()
+    except EngineError as err:
+        return str(err)
+    name = Path(command).name
+    done = subprocess.run([command, "info"], capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        tail = ((done.stderr or done.stdout or "").strip().splitlines() or ["(no output)"])[-1]
+        return f"`{name} info` failed (exit {done.returncode}): {tail}"
+    missing = [base_image(suite) for suite in BASE_SUITES if not _has_image(command, base_image(suite))]
+    if missing and not shutil.which("debootstrap"):
+        return f"{name} answers, but debootstrap is not on PATH to build the base image(s) {', '.join(missing)}"
+    return None
+
+
+def base_image(suite: str) -> str:
+    """The tag of the debootstrapped base of a Debian ``suite``."""
+    return f"localhost/cogr-base:{suite}"
+
+
+def _has_image(command: str, name: str) -> bool:
+    return subprocess.run([command, "image", "inspect", name], capture_output=True, check=False).returncode == 0
 
 
 def docker_api_env() -> dict[str, str]:

@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from cogr_search.containers.engine import EngineError, engine, engine_command
+from cogr_search.containers.engine import BASE_SUITES, EngineError, base_image, engine, engine_command
 from cogr_search.errors import CogrError
 from cogr_search.localnode import ELASTICSEARCH, OPENSEARCH, OPENSEARCH_3, Launcher, ensure_built
 from cogr_search.localnode.distribution import maven_zip, unpack_stock
@@ -225,8 +225,8 @@ def opensearch_image(launcher: Launcher) -> str:
 
 def local_images() -> list[Image]:
     """Every image, bases included, in build order; nothing pulled from a registry."""
-    bases = {suite: Image(f"localhost/cogr-base:{suite}", None, lambda: [DOCKER / "base" / "build.sh"], suite=suite)
-             for suite in ("bookworm", "trixie")}
+    bases = {suite: Image(base_image(suite), None, lambda: [DOCKER / "base" / "build.sh"], suite=suite)
+             for suite in BASE_SUITES}
     python = Image("localhost/cogr-python:bookworm", "python-base.Dockerfile", lambda: [], parent=bases["bookworm"].name,
                    build_args={"BASE": bases["bookworm"].name})
     images = [*bases.values(), python]
