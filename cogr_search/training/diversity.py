@@ -4,8 +4,19 @@ R4T (Jiang and Li) found that a reward without a diversity term lets the policy 
 into paraphrases of the query; its diversity is the Vendi score (Friedman and Dieng,
 2023): the exponential of the Shannon entropy of the eigenvalues of K/n, with K the
 cosine similarity matrix of the n embeddings. It is the effective number of distinct
-elements: 1 for n identical keywords, n for n orthogonal ones. Divided by n it lies in
-(0, 1], so it adds to an F1 reward on the same scale whatever the set's size.
+elements: 1 for n identical keywords, n for n orthogonal ones.
+
+Normalisation. The R4T article (../shared/papers/r4t-article.txt) says only that
+diversity is "measured with the Vendi Score", weighted 0.2 beside 0.6 groundedness and
+0.2 alignment; it states no normalisation. Its policy always writes ten sub-queries, so
+there any division, by n or by ten, is by the same constant and cannot favour one set
+size over another. Here sets vary from 1 to k_max keywords, and dividing by n would not
+be that: one keyword scores n/n = 1.0, the maximum, and every added keyword that is not
+orthogonal to the rest lowers the term, so it rewards shrinking sets. So the term divides
+by the fixed budget k_max instead (`normalized_vendi`): the constant R4T's fixed set
+size amounts to, 0 for an empty set, 1/k_max for one keyword, 1 only for k_max
+orthogonal keywords, and it grows with every genuinely new keyword. Sets within the
+budget stay in [0, 1] (the Vendi score never exceeds n), on F1's scale.
 
 Embeddings are the dense baseline's MiniLM (`evaluation/dense.py`), cached per keyword:
 rollouts repeat the same keywords over and over, so after the first steps almost every
@@ -40,9 +51,18 @@ def vendi_score(embeddings: np.ndarray) -> float:
     return float(np.exp(-np.sum(eigen * np.log(eigen))))
 
 
-def normalized_vendi(embeddings: np.ndarray) -> float:
-    """The Vendi score divided by the set size: 1/n (all alike) to 1 (all orthogonal)."""
-    return vendi_score(embeddings) / len(embeddings) if len(embeddings) else 0.0
+def normalized_vendi(embeddings: np.ndarray, k_max: int) -> float:
+    """The Vendi score divided by the keyword budget k_max, not by the set's own size.
+
+    A fixed divisor keeps the term from preferring short sets (module docstring): one
+    keyword gets 1/k_max, k_max orthogonal ones 1. A set over the budget is oversized and
+    earns no reward at all, so it is refused here rather than scored above 1.
+    """
+    if k_max < 1:
+        raise ValueError(f"k_max must be at least 1, not {k_max}")
+    if len(embeddings) > k_max:
+        raise ValueError(f"{len(embeddings)} keywords exceed k_max {k_max}: an oversized set has no diversity score")
+    return vendi_score(embeddings) / k_max
 
 
 class KeywordEmbeddings:
@@ -70,10 +90,10 @@ class KeywordEmbeddings:
             return np.zeros((0, 0), dtype=np.float32)
         return np.stack([self._cache[k] for k in keywords])
 
-    def diversity(self, keyword_sets: Sequence[Sequence[str]]) -> list[float]:
-        """Normalised Vendi score of each set (0 for an empty one)."""
+    def diversity(self, keyword_sets: Sequence[Sequence[str]], k_max: int) -> list[float]:
+        """Vendi score / k_max of each set (0 for an empty one); see `normalized_vendi`."""
         self.prepare(keyword_sets)
-        return [normalized_vendi(self.matrix(keywords)) for keywords in keyword_sets]
+        return [normalized_vendi(self.matrix(keywords), k_max) for keywords in keyword_sets]
 
 
 def near_duplicate_share(vectors: np.ndarray, threshold: float = 0.9) -> tuple[int, int]:

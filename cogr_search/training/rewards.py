@@ -78,8 +78,8 @@ class QueryF1Reward(_ShadowReward):
     """Query side (Eq. 2.2): F_beta of the retrieved set against rel(q); 0 if oversized.
 
     With `diversity_weight` w > 0 the reward is F_beta + w * diversity, the diversity
-    being the normalised Vendi score of the set's MiniLM embeddings (R4T; see
-    `diversity.py`); oversized sets still get 0.
+    being the Vendi score of the set's MiniLM embeddings divided by k_max (R4T; see
+    `diversity.py` for why not by the set's size); oversized sets still get 0.
     """
 
     __name__ = "query_f1"
@@ -102,7 +102,7 @@ class QueryF1Reward(_ShadowReward):
                           beta: float) -> np.ndarray:
         f1 = self.view.query_rewards(ids, keyword_lists, oversized, beta)
         scored = [[] if flag else keywords for keywords, flag in zip(keyword_lists, oversized)]
-        diversity = np.array(self.embeddings.diversity(scored))
+        diversity = np.array(self.embeddings.diversity(scored, self.k_max))
         self.f1_sum += float(f1.sum())
         self.diversity_sum += float(diversity.sum())
         return f1 + self.diversity_weight * diversity
