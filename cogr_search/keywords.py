@@ -183,6 +183,54 @@ _LABEL = re.compile(r"^\s*(?:keywords?|output|answer)\s*:\s*", re.IGNORECASE)
 _QUOTES = "\"'`\u2018\u2019\u201a\u201b\u201c\u201d\u201e\u00ab\u00bb\u2039\u203a"
 
 
+_LINE_BREAK = re.compile(r"\r\n|[\n\r\u2028\u2029]")
+_INTRO_WORDS = re.compile(
+    r"\b(?:here|here['\u2019]s|you|i(?=\s)|we|these|following|below|list\s+of|keywords|suggestions|response)\b",
+    re.IGNORECASE,
+)
+"""Words of a sentence that introduces a list ("here's a list of ...", "you could search
+for:"), and that a keyword line ending in ':' ("outdoor patio umbrella 9 ft:") lacks."""
+_HERE_IS = re.compile(
+    r"^(?:(?:sure|okay|ok|certainly)\s*[,!.]?\s*)?here(?:['\u2019]s|\s+is|\s+are)\b"
+    r".*\b(?:keywords?|list|terms|quer(?:y|ies)|items?|suggestions|ideas|tags)\b",
+    re.IGNORECASE,
+)
+"""A line opening with "here is/here's/here are ..." that speaks of the keywords or list."""
+
+
+def _is_preamble(line: str) -> bool:
+    """Whether the first line of an output is a sentence introducing the list.
+
+    Either it ends in ':' and its last clause (after any comma or semicolon) has an
+    introducing word, so "lamp, desk:" or a heading that is a keyword stay keywords; or it
+    is a "here is/here's/here are ... keywords/list" sentence. A list item (numbered or
+    bulleted) is never one.
+    """
+    if not line or _LIST_MARKER.match(line):
+        return False
+    if line.endswith(":"):
+        return bool(_INTRO_WORDS.search(re.split(r"[,;]", line)[-1]))
+    return bool(_HERE_IS.match(line))
+
+
+def _drop_preamble(text: str) -> str:
+    """The output without a leading sentence that introduces the list.
+
+    Base models open with one ("Here's a list of 10 search keywords for finding the
+    item:"); kept, it would become a keyword that no item or query ever shares. On a
+    one-line answer ("Here are some keywords: lamp, desk") only the part up to the first
+    ':' goes.
+    """
+    first, *rest = _LINE_BREAK.split(text.strip(), maxsplit=1)
+    line = first.strip()
+    if not _is_preamble(line):
+        return text
+    tail = rest[0] if rest else ""
+    if not line.endswith(":") and ":" in line:
+        tail = line.split(":", 1)[1] + "\n" + tail
+    return tail
+
+
 def _clean_item(item: str) -> str:
     item = _LIST_MARKER.sub("", item, count=1)
     return item.strip().strip(_QUOTES)
@@ -191,14 +239,15 @@ def _clean_item(item: str) -> str:
 def parse_keywords(text: str, k_max: int = DEFAULT_K_MAX) -> ParsedKeywords:
     """Parse generator output (comma/semicolon/newline lists, numbered or bulleted).
 
-    Numbers written with thousands separators stay one keyword (see `_SEPARATORS`).
+    Numbers written with thousands separators stay one keyword (see `_SEPARATORS`). A
+    leading sentence that introduces the list is not a keyword (see `_drop_preamble`).
 
     All distinct keywords are kept, in first-seen order; callers truncate with
     `keywords[:k_max]` when serving. Items longer than `MAX_KEYWORD_CHARS` after
     normalization are dropped: an unbroken run-on sentence is not a keyword and would
     exceed what a keyword field should hold.
     """
-    text = _LABEL.sub("", text, count=1)
+    text = _LABEL.sub("", _drop_preamble(text), count=1)
     seen: dict[str, None] = {}
     for raw in _SEPARATORS.split(text):
         norm = normalize(_clean_item(raw))
