@@ -114,7 +114,7 @@ class DemoResult:
 
 def _cluster(settings: Settings, echo: Echo):
     from cogr_search import localnode as local_node
-    from cogr_search.cluster.client import connect
+    from cogr_search.connect import connect
 
     if settings.cluster_url:
         return connect(settings)
@@ -124,12 +124,12 @@ def _cluster(settings: Settings, echo: Echo):
 
 
 def _phase1(options: DemoOptions, data: Path, cluster, echo: Echo):
-    from cogr_search.cluster.context import run_context_source
+    from cogr_search.workflows.context import run_context_source
     from cogr_search.generators.model_cache import ensure_default_model
     from cogr_search.progress import progress_wanted
     from cogr_search.runs.run_dir import RunDir
     from cogr_search.training.phase1 import run_phase1
-    from cogr_search.training.ranks import current
+    from cogr_search.ranks import current
 
     config = options.phase1(data, ensure_default_model())
     run = RunDir.create(options.run, options.runs_dir)
@@ -152,7 +152,7 @@ def _train_on_other_rank(options: DemoOptions, data: Path) -> None:
     from cogr_search.runs.run_dir import RunDir
     from cogr_search.training.phase1 import run_phase1
     from cogr_search.training.phase2 import run_phase2
-    from cogr_search.training.ranks import current, rank0_only
+    from cogr_search.ranks import current, rank0_only
 
     config = options.phase1(data, ensure_default_model())
     current().barrier()  # rank 0 has made the run folder
@@ -170,9 +170,9 @@ def run_demo(settings: Settings, options: DemoOptions, echo: Echo) -> DemoResult
     from cogr_search.evaluation.report import write_report
     from cogr_search.cluster.indices import alias_target
     from cogr_search.cluster.ingest import ingest_items
-    from cogr_search.cluster.sync import run_round_syncer
+    from cogr_search.workflows.round_sync import run_round_syncer
 
-    from cogr_search.training.ranks import join
+    from cogr_search.ranks import join
 
     data = options.data or sample_catalog_path()
     if not join().is_main:

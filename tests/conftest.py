@@ -49,7 +49,8 @@ import pytest
 
 from cogr_search import localnode as local_node
 from cogr_search.localnode import process as local_node_process
-from cogr_search.cluster.client import Cluster, connect
+from cogr_search.cluster.client import Cluster
+from cogr_search.connect import connect
 from cogr_search.cluster.engines import NOT_FOUND
 from cogr_search.containers.testnodes import NODES as CONTAINER_NODES
 from cogr_search.containers.testnodes import containers_chosen

@@ -16,7 +16,7 @@ import select
 import sys
 import time
 
-from cogr_search.cluster.client import connect
+from cogr_search.connect import connect
 from cogr_search.cluster.engines import API_ERRORS, CONNECTION_ERRORS, is_transient, status_of
 from cogr_search.settings import load_settings
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from cogr_search.data import Item
-from cogr_search.evaluation.dense import build_dense_index, cached_embeddings, item_text
+from cogr_search.dense import build_dense_index, cached_embeddings, item_text
 
 pytestmark = pytest.mark.model
 
@@ -35,7 +35,7 @@ def test_dense_ranks_by_meaning_and_caches_item_embeddings(tmp_path: Path) -> No
 
 
 def test_interrupted_embedding_resumes_from_finished_chunks(tmp_path: Path, monkeypatch) -> None:
-    from cogr_search.evaluation import dense
+    from cogr_search import dense
 
     monkeypatch.setattr(dense, "CHUNK", 2)
     texts = [item_text(i.title, i.description) for i in ITEMS.values()]
@@ -58,7 +58,7 @@ def test_interrupted_embedding_resumes_from_finished_chunks(tmp_path: Path, monk
 
 
 def test_dense_ties_are_broken_by_item_id() -> None:
-    from cogr_search.evaluation.dense import DenseIndex, top_k
+    from cogr_search.dense import DenseIndex, top_k
 
     vectors = np.array([[1.0, 0.0], [0.6, 0.8], [1.0, 0.0], [1.0, 0.0]], dtype=np.float32)  # three identical items
     query = np.array([[1.0, 0.0]], dtype=np.float32)

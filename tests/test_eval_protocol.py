@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from cogr_search.data import choose_split, load_dataset, sample_catalog_path
 from cogr_search.errors import InputError
 from cogr_search.evaluation.cutoff import cutoff_curve, f1_by_cutoff, results_at_cutoff, tune_cutoff
-from cogr_search.evaluation.dense import top_k
+from cogr_search.dense import top_k
 from cogr_search.evaluation.runner import evaluate_ranked, evaluate_sets
 from cogr_search.metrics import QueryResult, compute_metrics, f1
 

@@ -76,7 +76,7 @@ def test_two_ranks_train_with_colocated_vllm(tmp_path: Path) -> None:
         "from cogr_search.shadow import ItemIndex, QueryView\n"
         "from cogr_search.runs.config import GRPOSideConfig\n"
         "from cogr_search.training.grpo import train_grpo\n"
-        "from cogr_search.training.ranks import join\n"
+        "from cogr_search.ranks import join\n"
         "from cogr_search.training.rewards import QueryF1Reward\n"
         "ranks = join()\n"
         "items = ItemIndex.build({'i1': ['lamp'], 'i2': ['desk']}, {'i1': 'Lamp', 'i2': 'Desk'})\n"

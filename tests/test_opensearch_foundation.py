@@ -9,7 +9,8 @@ import time
 import pytest
 
 from cogr_search.errors import CogrError
-from cogr_search.cluster.client import ClusterUnreachable, connect
+from cogr_search.cluster.client import ClusterUnreachable
+from cogr_search.connect import connect
 from cogr_search.cluster.indices import alias_target, create_index, versions
 from cogr_search.cluster.mappings import item_properties
 from cogr_search.settings import load_settings

@@ -27,7 +27,8 @@ from click.testing import CliRunner
 from cogr_search.cli.main import cli
 from cogr_search.data import Item, load_dataset, sample_catalog_path
 from cogr_search.errors import CogrError
-from cogr_search.cluster.client import Cluster, connect
+from cogr_search.cluster.client import Cluster
+from cogr_search.connect import connect
 from cogr_search.cluster.ingest import ingest_items
 from cogr_search.cluster.pipelines import PipelineConfig, install_pipelines
 from cogr_search.cluster.documents import item_keywords as document_keywords

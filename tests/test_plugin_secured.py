@@ -18,7 +18,8 @@ from pathlib import Path
 import pytest
 
 from cogr_search.bench.node import free_port_run
-from cogr_search.cluster.client import Cluster, connect
+from cogr_search.cluster.client import Cluster
+from cogr_search.connect import connect
 from cogr_search.cluster.ingest import ingest_items
 from cogr_search.cluster.pipelines import PipelineConfig, install_pipelines
 from cogr_search.data import Item, load_dataset, sample_catalog_path

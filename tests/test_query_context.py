@@ -15,9 +15,9 @@ from cogr_search.cli.main import cli
 from cogr_search.data import load_dataset, sample_catalog_path
 from cogr_search.errors import CogrError, InputError
 from cogr_search.generators.prompts import load_prompts, parse_prompts
-from cogr_search.generators.query_context import StoredContext, context_size, read_context_file
+from cogr_search.runs.query_context import StoredContext, context_size, read_context_file
 from cogr_search.cluster.client import Cluster
-from cogr_search.cluster.context import bm25_titles
+from cogr_search.workflows.context import bm25_titles
 from cogr_search.cluster.eval import bm25_ranker
 from cogr_search.cluster.ingest import ingest_items
 from cogr_search.runs.run_dir import RunDir
@@ -121,8 +121,8 @@ def test_phase1_with_search_results_in_the_query_prompt(
     assert json.loads(new.stdout)["query"] == "walnut bookshelf with doors"
 
     # the generator's prompts: stored titles for the run's queries, live ones for others
-    from cogr_search.cluster.context import run_context_source
-    from cogr_search.runs.models import open_generator
+    from cogr_search.workflows.context import run_context_source
+    from cogr_search.generators.run_models import open_generator
 
     generator, _ = open_generator(run, "query", context=run_context_source(run.config(), cluster, None))
     try:

@@ -14,7 +14,7 @@ from cogr_search.errors import InputError
 from cogr_search.generators.backend import INIT
 from cogr_search.generators.batch_generate import row_seed
 from cogr_search.training.launch import _root_failure, argv_without_processes
-from cogr_search.training.ranks import Ranks, per_device_batch
+from cogr_search.ranks import Ranks, per_device_batch
 
 
 @pytest.mark.parametrize(("batch", "accumulation", "world", "expected"), [

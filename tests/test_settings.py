@@ -108,7 +108,7 @@ def test_backend_accepts_exactly_the_documented_values(monkeypatch) -> None:
 def test_resolve_url_finds_a_local_node_of_either_engine(tmp_path: Path) -> None:
     import json
 
-    from cogr_search.cluster.client import resolve_url
+    from cogr_search.connect import resolve_url
 
     settings = Settings(home=tmp_path, cluster_url=None, local_port=9299)
     assert resolve_url(settings) == "http://127.0.0.1:9299"

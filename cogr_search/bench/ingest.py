@@ -25,7 +25,8 @@ from cogr_search.data import load_dataset
 from cogr_search.errors import CogrError
 from cogr_search.cluster import json_codec
 from cogr_search.cluster.bulk import bulk_write
-from cogr_search.cluster.client import Cluster, connect
+from cogr_search.cluster.client import Cluster
+from cogr_search.connect import connect
 from cogr_search.cluster.documents import item_document
 from cogr_search.cluster.mappings import index_body
 from cogr_search.settings import Settings

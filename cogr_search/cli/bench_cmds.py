@@ -303,7 +303,7 @@ def search_bench(alias: str, run_name: str, round_: int | None, runs_dir: Path |
                  requests: int, opensearch_url: str | None, as_json: bool) -> None:
     """BM25 vs expanded vs pipeline latencies on --index, and the service's cold and cached paths."""
     from cogr_search.bench import search
-    from cogr_search.cluster.client import connect
+    from cogr_search.connect import connect
 
     cluster = connect(settings_from(opensearch_url=opensearch_url))
     result = search.run(cluster, alias, run_name, round_, runs_dir=runs_dir, data=data, max_queries=max_queries,

@@ -45,7 +45,7 @@ def _table(result: dict) -> str:
 
 
 def _cluster(opensearch_url: str | None):
-    from cogr_search.cluster.client import connect
+    from cogr_search.connect import connect
 
     return connect(settings_from(opensearch_url=opensearch_url))
 

@@ -34,7 +34,7 @@ def create(alias: str, pipelines: bool, service_url: str | None, ingest_pipeline
     service_url = service_url or settings_from().service_url
     if (pipelines or default_pipelines) and not service_url:
         raise click.UsageError("--pipelines needs --service-url URL (or COGR_SERVICE_URL)")
-    from cogr_search.cluster.client import connect
+    from cogr_search.connect import connect
     from cogr_search.cluster.indices import create_index
     from cogr_search.cluster.mappings import check_alias_name
 

@@ -37,7 +37,7 @@ def ingest(data: Path, alias: str, columns: str | None, chunk_size: int, enrich:
     synced into the index are kept.
     """
     from cogr_search.data import ColumnMapping, load_dataset
-    from cogr_search.cluster.client import connect
+    from cogr_search.connect import connect
     from cogr_search.cluster.ingest import ingest_items
 
     if enrich and (run_name is None) == (pipeline is None):
@@ -67,7 +67,7 @@ def ingest(data: Path, alias: str, columns: str | None, chunk_size: int, enrich:
 
         result["enrich"] = {"pipeline": pipeline, "documents_with_keywords": enriched_count(cluster, alias)}
     elif enrich:
-        from cogr_search.cluster.enrich import enrich_from_run
+        from cogr_search.workflows.enrich import enrich_from_run
 
         enriched = enrich_from_run(cluster, alias, dataset.items.values(), run_name, round_, runs_dir=runs_dir,
                                    total=len(dataset.items), progress=progress_wanted(as_json), expander=expander)

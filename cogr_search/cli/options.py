@@ -51,8 +51,8 @@ context_index = click.option(
 def live_context(run: object, index: str | None, opensearch_url: str | None = None) -> Callable | None:
     """The live search-results source of a run trained with `query_context` (None for
     others): new queries get their top BM25 titles from the catalog index."""
-    from cogr_search.cluster.client import connect
-    from cogr_search.cluster.context import run_context_source
+    from cogr_search.connect import connect
+    from cogr_search.workflows.context import run_context_source
 
     config = run.config()  # type: ignore[attr-defined]
     if not config.query_context:

@@ -34,7 +34,7 @@ def reproduce(file: Path, dry_run: bool, index: str | None, data_root: Path | No
     env = {"COGR_OPENSEARCH_URL": opensearch_url} if opensearch_url else {}
 
     def count_documents(alias: str) -> int:
-        from cogr_search.cluster.client import connect
+        from cogr_search.connect import connect
 
         cluster = connect(settings_from(opensearch_url=opensearch_url))
         return int(cluster.call(cluster.client.count, index=alias)["count"])

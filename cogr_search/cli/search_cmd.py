@@ -35,7 +35,7 @@ def search(text: str, alias: str, run_name: str | None, round_: int | None, runs
            service_url: str | None, service_token_file: Path | None, size: int, from_: int, filters: tuple[str, ...], explain: bool, expander: str,
            opensearch_url: str | None, as_json: bool) -> None:
     """Expand TEXT into keywords and search --index with the keyword-expanded query."""
-    from cogr_search.cluster.client import connect
+    from cogr_search.connect import connect
     from cogr_search.serve.client import CogrSearch
 
     if run_name is None:

@@ -36,7 +36,7 @@ def roles(alias: str, show: bool, engine: str | None, apply: bool, writer_user: 
         chosen = engine or (configured if configured != "auto" else "opensearch")
         click.echo(json.dumps(roles_for(alias, chosen), indent=2))
         return
-    from cogr_search.cluster.client import connect
+    from cogr_search.connect import connect
 
     users = {k: v for k, v in (("writer", writer_user), ("reader", reader_user)) if v}
     written = apply_roles(connect(settings_from(opensearch_url=opensearch_url)), alias, users)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 
 import click
@@ -10,10 +9,11 @@ import click
 from cogr_search.cli.config_flags import ConfigFlags, config_flags, flag
 from cogr_search.cli.options import emit_json, json_output, opensearch_url, runs_dir, settings_from
 from cogr_search.progress import progress_wanted
-from cogr_search.errors import CogrError, InputError
-from cogr_search.keywords import DEFAULT_K_MAX
-from cogr_search.runs.keyword_files import read_keyword_file
+from cogr_search.connect import connect
 from cogr_search.cluster.sync_config import SyncConfig
+from cogr_search.cluster.sync_status import sync_status
+from cogr_search.localnode.multinode import health_line
+from cogr_search.workflows.round_sync import SyncRequest, sync_request
 
 
 SYNC_FLAGS = [
@@ -27,11 +27,6 @@ SYNC_FLAGS = [
     flag("--catch-up-rounds", "catch_up_rounds"),
     flag("--freeze-below", "freeze_below"),
 ]
-
-
-def _file_model_name(path: Path) -> str:
-    digest = hashlib.sha256(path.read_bytes()).hexdigest()[:12]
-    return f"file:{path.name}+{digest}"
 
 
 def _notify(message: str) -> None:
@@ -69,103 +64,27 @@ def sync(alias: str, show_status: bool, run_name: str | None, round_: int | None
     if show_status:
         _print_status(alias, opensearch_url, as_json)
         return
-    if (run_name is None) == (item_keywords is None):
-        raise click.UsageError("give either --run RUN [--round R] or --item-keywords FILE")
-    if items is None:
-        items = _default_items(run_name, round_, runs_dir)
-    if items == "all" and run_name is None:
-        raise click.UsageError("--items all needs --run RUN (its item student writes the missing items' keywords)")
-    if catalog is not None and items != "all":
-        raise click.UsageError("--data goes with --items all")
-    student_items = None
-    k_max = config_flags.overrides().get("k_max")
-    if item_keywords is not None:
-        keywords = read_keyword_file(item_keywords)
-        round_ = 0 if round_ is None else round_
-        model = _file_model_name(item_keywords)
-        k_max = k_max or DEFAULT_K_MAX
-    else:
-        from cogr_search.runs.run_dir import RunDir
-
-        run = RunDir.open(run_name, runs_dir)
-        spec = run.serving_spec(round_)
-        round_, model = spec.round, spec.item_model
-        if k_max is not None and k_max != spec.k_max:
-            raise InputError(f"--k-max {k_max}: run {run.name!r} was trained with k_max {spec.k_max}, and its "
-                             f"documents must be built the same way (leave --k-max out)")
-        k_max = spec.k_max
-        path = run.item_keywords_path(round_)
-        if not path.exists():
-            raise CogrError(f"run {run_name!r} has no item keywords for round {round_} ({path})")
-        keywords = read_keyword_file(path)
-        if items == "all":
-            from cogr_search.generators.students.distill import keywords_for_catalog
-
-            keywords, student_items, model = keywords_for_catalog(run, round_, keywords, catalog,
-                                                                 progress=progress_wanted(as_json))
-            _notify(f"item student {model}: keywords for {student_items} items")
-    from cogr_search.cluster.client import connect
-    from cogr_search.cluster.sync import CoverageError, prune_versions, sync_keywords
-
-    config = config_flags.build(k_max=k_max)
-    cluster = connect(settings_from(opensearch_url=opensearch_url))
-    try:
-        result = sync_keywords(cluster, alias, keywords, round_, model, config, progress=progress_wanted(as_json), notify=_notify)
-    except CoverageError as err:
-        if run_name is None or items == "all" or not _has_item_student(run, round_):
-            raise
-        raise CoverageError(f"{err}, or --items all (the run's item student writes keywords for the items its "
-                            "teacher did not label)") from err
-    pruned = [] if result.unchanged else prune_versions(cluster, alias, config.keep)
+    request = SyncRequest(run=run_name, round=round_, item_keywords=item_keywords, items=items, catalog=catalog,
+                          runs_dir=runs_dir, k_max=config_flags.overrides().get("k_max"))
+    outcome = sync_request(connect(settings_from(opensearch_url=opensearch_url)), alias, request,
+                           config_flags.build(), progress=progress_wanted(as_json), notify=_notify)
+    result = outcome.result
     if as_json:
-        emit_json({**result.as_dict(), "k_max": config.k_max, "pruned": pruned, "student_items": student_items})
+        emit_json(outcome.as_dict())
         return
     if result.unchanged:
-        click.echo(f"{result.alias} -> {result.index} already serves these keywords (round {round_}); nothing to do")
+        click.echo(f"{result.alias} -> {result.index} already serves these keywords (round {result.round}); nothing to do")
         return
     click.echo(
         f"{result.alias} -> {result.index} (was {result.previous}): {result.documents} documents, "
         f"{result.with_keywords} with keywords, {result.kept} kept, {result.title_only} title only, "
         f"{result.unknown_ids} unknown ids{', resumed' if result.resumed else ''}; {result.caught_up} caught up, "
         f"{result.deleted_documents} deleted during the copy; writes refused {result.freeze_s:.2f}s; "
-        f"pruned {len(pruned)} old version(s)"
+        f"pruned {len(outcome.pruned)} old version(s)"
     )
 
 
-def _has_item_student(run, round_: int) -> bool:  # noqa: ANN001
-    """Whether `train distill` left an item student in the run's round (`--items all` works)."""
-    from cogr_search.generators.students.distill import students_folder
-    from cogr_search.generators.students.store import read_manifest
-
-    try:
-        manifest = read_manifest(students_folder(run, round_))
-    except ValueError:
-        return False
-    return bool(manifest and "item" in (manifest.get("sides") or {}))
-
-
-def _default_items(run_name: str | None, round_: int | None, runs_dir: Path | None) -> str:
-    """`all` for a round with refined students, else `labelled`: a refined query student
-    was fitted against the refined item student's keywords, so serving it against the
-    teacher's item keywords would serve another index than the one it was refined on."""
-    if run_name is None:
-        return "labelled"
-    from cogr_search.generators.students.distill import students_folder
-    from cogr_search.generators.students.store import REFINED_VERSION
-    from cogr_search.runs.run_dir import RunDir
-
-    run = RunDir.open(run_name, runs_dir)
-    if students_folder(run, run.require_round(round_)).name != REFINED_VERSION:
-        return "labelled"
-    _notify("the round has refined students: every item gets the item student's keywords (--items all)")
-    return "all"
-
-
 def _print_status(alias: str, opensearch_url: str | None, as_json: bool) -> None:
-    from cogr_search.cluster.client import connect
-    from cogr_search.cluster.sync_status import sync_status
-    from cogr_search.localnode.multinode import health_line
-
     state = sync_status(connect(settings_from(opensearch_url=opensearch_url)), alias, notify=_notify)
     if as_json:
         emit_json(state)

@@ -20,7 +20,7 @@ from cogr_search.progress import progress_wanted, quiet_library_bars
 
 if TYPE_CHECKING:
     from cogr_search.runs.run_dir import RunDir
-    from cogr_search.training.ranks import Ranks
+    from cogr_search.ranks import Ranks
 
 
 def _phase2_config() -> type:
@@ -128,7 +128,7 @@ def sft(data: Path, run_name: str, runs_dir: Path | None, model: str | None, pre
     from cogr_search.runs.presets import PHASE1_PRESETS, preset as preset_of
     from cogr_search.runs.run_dir import RunDir
     from cogr_search.training.phase1 import check_phase1_inputs, run_phase1
-    from cogr_search.training.ranks import join
+    from cogr_search.ranks import join
 
     fixed = {"data": str(data.resolve()), "model": str(resolve_model(model).resolve())}
     lora_r = config_flags.overrides().get("sft.lora_r")
@@ -144,8 +144,8 @@ def sft(data: Path, run_name: str, runs_dir: Path | None, model: str | None, pre
     ranks = join()
     source = None
     if config.query_context and ranks.is_main:
-        from cogr_search.cluster.client import connect
-        from cogr_search.cluster.context import run_context_source
+        from cogr_search.connect import connect
+        from cogr_search.workflows.context import run_context_source
 
         source = run_context_source(config, connect(settings_from(opensearch_url=opensearch_url)), None)
     run = _run_dir(run_name, runs_dir, ranks)
@@ -270,7 +270,7 @@ def rl(run_name: str, runs_dir: Path | None, preset: str | None, config_flags: C
     quiet_library_bars(as_json)
     from cogr_search.training.learning_check import learnt_nothing
     from cogr_search.training.phase2 import run_phase2
-    from cogr_search.training.ranks import join, rank0_only
+    from cogr_search.ranks import join, rank0_only
     from cogr_search.runs.run_dir import RunDir
 
     run = RunDir.open(run_name, runs_dir)
@@ -280,8 +280,8 @@ def rl(run_name: str, runs_dir: Path | None, preset: str | None, config_flags: C
     ranks = join()
     syncer = None
     if sync_index:
-        from cogr_search.cluster.client import connect
-        from cogr_search.cluster.sync import run_round_syncer
+        from cogr_search.connect import connect
+        from cogr_search.workflows.round_sync import run_round_syncer
 
         # rank 0 alone syncs; the other ranks need the step in their list, not a client
         syncer = (run_round_syncer(connect(settings_from(opensearch_url=opensearch_url)), sync_index)

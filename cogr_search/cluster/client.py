@@ -29,26 +29,11 @@ from cogr_search.settings import Settings
 
 T = TypeVar("T")
 
-__all__ = ["Cluster", "ClusterUnreachable", "connect", "describe_error", "is_transient", "resolve_url"]
+__all__ = ["Cluster", "ClusterUnreachable", "describe_error", "is_transient"]
 
 
 class ClusterUnreachable(CogrError):
     """The cluster did not answer after bounded retries."""
-
-
-def resolve_url(settings: Settings) -> str:
-    """The cluster to use: `COGR_CLUSTER_URL` (or `COGR_OPENSEARCH_URL`), else the local
-    node recorded under home (OpenSearch's, else Elasticsearch's), else the default port."""
-    from cogr_search.localnode import ENGINES
-    from cogr_search.localnode.record import read_record
-
-    if settings.cluster_url:
-        return settings.cluster_url.rstrip("/")
-    for engine in ENGINES:
-        record = read_record(settings.node_home(engine))
-        if record is not None:
-            return record["url"].rstrip("/")
-    return f"http://127.0.0.1:{settings.local_port}"
 
 
 class Cluster:
@@ -56,12 +41,14 @@ class Cluster:
     talks to it.
 
     The engine is detected on first use of `engine` or `client` (one `GET /`, retried
-    like any call) unless `COGR_ENGINE` or the `engine` argument names it.
+    like any call) unless `COGR_ENGINE` or the `engine` argument names it. The URL is the
+    caller's (`cogr_search.connect` resolves it from settings and local node records),
+    else the settings' `COGR_CLUSTER_URL`, else the default local port.
     """
 
     def __init__(self, settings: Settings, url: str | None = None, engine: Engine | None = None) -> None:
         self.settings = settings
-        self.url = url or resolve_url(settings)
+        self.url = (url or settings.cluster_url or f"http://127.0.0.1:{settings.local_port}").rstrip("/")
         if engine is None and settings.engine != "auto":
             engine = ENGINES[settings.engine]
         self._engine = engine
@@ -141,11 +128,3 @@ def describe_error(exc: BaseException) -> str | None:
     """One line for a client exception (either engine's) that escaped a command, naming
     the index where the cluster says which; None for exceptions that are not the clients'."""
     return engines.describe_error(exc)
-
-
-def connect(settings: Settings, url: str | None = None) -> Cluster:
-    """A `Cluster` whose engine is known and that has answered once; raises
-    `ClusterUnreachable` otherwise."""
-    cluster = Cluster(settings, url)
-    cluster.info()
-    return cluster

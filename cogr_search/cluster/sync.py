@@ -471,29 +471,3 @@ def prune_versions(cluster: Cluster, alias: str, keep: int) -> list[str]:
     for name in doomed:
         cluster.call(cluster.client.indices.delete, index=name)
     return doomed
-
-
-def run_round_syncer(cluster: Cluster, alias: str, config: SyncConfig = SyncConfig(missing="title-only")):  # noqa: ANN201
-    """A Phase 2 `Syncer`: each finished round's item keywords become a new version,
-    with the round's serving spec (its `k_max` and item model tag), so the served index
-    is the shadow index that rewarded the round.
-
-    Items outside a run's subset (`train sft --max-items`) are title-only by default:
-    that is how the shadow index the run trained against represents them."""
-    from cogr_search.runs.keyword_files import read_keyword_file
-
-    if alias_target(cluster, alias) is None:  # refused now, not after the first round's training
-        raise CogrError(f"--sync-index {alias}: alias {alias!r} does not exist at {cluster.url}; run "
-                        f"`cogr-search ingest DATA --index {alias}` first")
-
-    def sync_round(run, round_: int) -> dict:  # noqa: ANN001 - RunDir (runs/ imports nothing of cluster/)
-        spec = run.serving_spec(round_)
-        result = sync_keywords(cluster, alias, read_keyword_file(run.item_keywords_path(round_)), round_,
-                               spec.item_model, config.model_copy(update={"k_max": spec.k_max}), progress=False)
-        pruned = prune_versions(cluster, alias, config.keep)
-        return {"alias": result.alias, "index": result.index, "previous": result.previous, "round": round_,
-                "k_max": spec.k_max, "documents": result.documents, "with_keywords": result.with_keywords,
-                "title_only": result.title_only, "unchanged": result.unchanged, "pruned": pruned,
-                "freeze_s": round(result.freeze_s, 3)}
-
-    return sync_round

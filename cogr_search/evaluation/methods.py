@@ -147,7 +147,7 @@ def evaluate_dense(
     extra: Mapping[str, object] | None = None,
 ) -> dict:
     """Exact cosine top-k over cached item embeddings, same cutoff protocol as BM25."""
-    from cogr_search.evaluation.dense import MODEL_NAME, build_dense_index, dense_ranker
+    from cogr_search.dense import MODEL_NAME, build_dense_index, dense_ranker
 
     index = build_dense_index(split.evaluate.items, cache_dir, batch_size=batch_size, progress=progress)
     settings = {
@@ -181,7 +181,7 @@ def evaluate_cogr_run(
     generator (`"llm"`)."""
     from cogr_search.evaluation.cogr import evaluate_cogr
     from cogr_search.evaluation.run_keywords import query_keywords_from_run, query_keywords_from_student
-    from cogr_search.cluster.context import run_context_source
+    from cogr_search.workflows.context import run_context_source
     from cogr_search.generators.students.distill import has_students
     from cogr_search.runs.run_dir import RunDir
 

@@ -53,7 +53,7 @@ def query_keywords_from_run(
     from cogr_search.generators.backend import preset
     from cogr_search.generators.batch_generate import GenerationRequest, generate_keyword_file
     from cogr_search.runs.run_dir import RunDir
-    from cogr_search.runs.models import open_generator
+    from cogr_search.generators.run_models import open_generator
 
     run = RunDir.open(run_name, runs_dir)
     round_ = run.require_round(round_)

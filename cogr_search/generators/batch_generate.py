@@ -17,9 +17,9 @@ from pathlib import Path
 
 from cogr_search.generators.backend import GeneratorBackend, Message, SamplingParams
 from cogr_search.generators.prompts import PromptSet
-from cogr_search.generators.query_context import ContextSource
+from cogr_search.runs.query_context import ContextSource
 from cogr_search.runs.keyword_files import append_keyword_rows, read_keyword_file, write_keyword_file
-from cogr_search.training.ranks import Ranks
+from cogr_search.ranks import Ranks
 from cogr_search.keywords import DEFAULT_K_MAX, parse_keywords
 from cogr_search.progress import progress_bar
 

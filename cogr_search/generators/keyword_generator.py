@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 from cogr_search.generators.backend import EVAL, GeneratorBackend, Message, SamplingParams
 from cogr_search.generators.prompts import PromptSet
-from cogr_search.generators.query_context import ContextSource
+from cogr_search.runs.query_context import ContextSource
 from cogr_search.keywords import DEFAULT_K_MAX, ParsedKeywords, parse_keywords
 
 SIDES = ("query", "item")

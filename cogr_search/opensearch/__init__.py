@@ -1,5 +1,5 @@
 """Deprecated: the cluster layer moved to `cogr_search.cluster` (both engines), the local
-node launcher to `cogr_search.localnode`, enrichment to `cogr_search.cluster.enrich`.
+node launcher to `cogr_search.localnode`, enrichment to `cogr_search.workflows.enrich`.
 
 Kept for one release so that `import cogr_search.opensearch.sync` (and the other module
 paths) in users' code goes on working, with a DeprecationWarning that names the new path.

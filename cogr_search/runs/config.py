@@ -127,7 +127,7 @@ class Phase1Config(_Document):
     @field_validator("query_context")
     @classmethod
     def _context_spec(cls, value: str | None) -> str | None:
-        from cogr_search.generators.query_context import context_size
+        from cogr_search.runs.query_context import context_size
 
         try:
             return None if context_size(value) is None else value

@@ -135,7 +135,7 @@ class RunDir:
     def stored_context(self, fallback: object = None) -> object | None:
         """The run's `StoredContext` (with an optional live fallback), or None for runs
         trained without search results in the query prompt."""
-        from cogr_search.generators.query_context import StoredContext, context_size, read_context_file
+        from cogr_search.runs.query_context import StoredContext, context_size, read_context_file
 
         if context_size(self.config().query_context) is None:
             return None

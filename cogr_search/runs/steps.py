@@ -18,7 +18,7 @@ from pathlib import Path
 from cogr_search.errors import InputError
 from cogr_search.runs.config import config_differences
 from cogr_search.runs.run_dir import RunDir
-from cogr_search.training.ranks import Ranks
+from cogr_search.ranks import Ranks
 
 Step = tuple[str, Callable[[], dict]]
 """A manifest step name and the action that does it, returning the step's details."""

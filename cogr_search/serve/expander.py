@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from cogr_search.errors import CogrError
-from cogr_search.generators.query_context import ContextSource
+from cogr_search.runs.query_context import ContextSource
 from cogr_search.cluster.documents import ItemLike
 
 if TYPE_CHECKING:
@@ -71,7 +71,7 @@ class RunExpander:
     ) -> None:
         from cogr_search.generators.backend import preset
         from cogr_search.runs.run_dir import RunDir
-        from cogr_search.runs.models import open_generator
+        from cogr_search.generators.run_models import open_generator
 
         run_dir = RunDir.open(run, runs_dir)
         self.spec = run_dir.serving_spec(round_)

@@ -18,7 +18,7 @@ size amounts to, 0 for an empty set, 1/k_max for one keyword, 1 only for k_max
 orthogonal keywords, and it grows with every genuinely new keyword. Sets within the
 budget stay in [0, 1] (the Vendi score never exceeds n), on F1's scale.
 
-Embeddings are the dense baseline's MiniLM (`evaluation/dense.py`), cached per keyword:
+Embeddings are the dense baseline's MiniLM (`dense.py`), cached per keyword:
 rollouts repeat the same keywords over and over, so after the first steps almost every
 keyword is a cache hit and the term costs a small eigenvalue problem per rollout.
 """
@@ -29,7 +29,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from cogr_search.evaluation.dense import DenseEncoder
+from cogr_search.dense import DenseEncoder
 
 _EIGEN_FLOOR = 1e-12
 """Eigenvalues below this are rounding noise of a rank-deficient K (0 log 0 = 0)."""

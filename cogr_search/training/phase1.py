@@ -29,12 +29,12 @@ from cogr_search.errors import CogrError, InputError
 from cogr_search.generators.backend import INDEX, INIT, EVAL, SamplingParams
 from cogr_search.generators.batch_generate import FirstBatch, generate_with_model, item_requests, query_requests
 from cogr_search.generators.prompts import PromptSet, assistant_text, load_prompts
-from cogr_search.generators.query_context import ContextSource, context_size, write_context_file
+from cogr_search.runs.query_context import ContextSource, context_size, write_context_file
 from cogr_search.runs.keyword_files import read_keyword_file, write_keyword_file
 from cogr_search.runs.config import RESUMABLE_CHANGES, Phase1Config
 from cogr_search.runs.steps import StepReport, check_resumed_config, run_steps
 from cogr_search.runs.run_dir import RunDir, atomic_write_json, read_json, weights_digest
-from cogr_search.training.ranks import Ranks, join
+from cogr_search.ranks import Ranks, join
 from cogr_search.training.sft_targets import query_targets
 
 STEPS = (

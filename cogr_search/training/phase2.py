@@ -50,12 +50,12 @@ from cogr_search.runs.steps import Step, StepReport, check_resumed_config, run_s
 from cogr_search.training.keyword_space import keyword_space
 from cogr_search.training.learning_check import no_learning_note
 from cogr_search.training.rewards import ItemMarginalReward, QueryF1Reward
-from cogr_search.training.ranks import Ranks, join
+from cogr_search.ranks import Ranks, join
 from cogr_search.training.screening import screen_rows
 from cogr_search.runs.run_dir import RunDir, atomic_write_json, read_json, weights_digest
 
 Syncer = Callable[[RunDir, int], dict]
-"""Publishes a finished round (`cluster.sync.run_round_syncer`): (run, round) -> what the sync did."""
+"""Publishes a finished round (`workflows.round_sync.run_round_syncer`): (run, round) -> what the sync did."""
 
 RL_CONFIG_FILE = "rl_config.json"
 METRICS_FORMAT = 1

@@ -29,7 +29,7 @@ from cogr_search.training.checkpoints import (
     work_dir_for,
 )
 from cogr_search.runs.config import SFTConfig
-from cogr_search.training.ranks import Ranks, per_device_batch
+from cogr_search.ranks import Ranks, per_device_batch
 
 
 @dataclass(frozen=True)

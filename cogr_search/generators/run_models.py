@@ -10,7 +10,7 @@ from cogr_search.errors import CogrError
 from cogr_search.generators.backend import load_backend
 from cogr_search.generators.keyword_generator import KeywordGenerator
 from cogr_search.generators.prompts import load_prompts
-from cogr_search.generators.query_context import ContextSource
+from cogr_search.runs.query_context import ContextSource
 from cogr_search.runs.run_dir import RunDir
 
 
@@ -25,7 +25,7 @@ def open_generator(
     """The `side` generator of `round_` (default: latest complete round) and that round.
 
     A query generator trained with search results gets the run's stored ones, and
-    `context` (a live source, `opensearch.context.run_context_source`) for queries the
+    `context` (a live source, `workflows.context.run_context_source`) for queries the
     run has not stored."""
     round_ = run.require_round(round_)
     folder = run.checkpoint_path(round_, side)

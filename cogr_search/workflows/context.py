@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol
 
-from cogr_search.generators.query_context import ContextSource, context_size
+from cogr_search.runs.query_context import ContextSource, context_size
 from cogr_search.cluster.client import Cluster
 from cogr_search.cluster.documents import TITLE
 from cogr_search.cluster.indices import require_index
