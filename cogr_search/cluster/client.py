@@ -9,6 +9,8 @@ everything that differs between the two, is `Cluster.engine` (`cluster/engines.p
 
 from __future__ import annotations
 
+import logging
+import re
 from types import SimpleNamespace
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -24,12 +26,18 @@ from tenacity import (
 from cogr_search.errors import CogrError
 from cogr_search.cluster import engines
 from cogr_search.cluster.engines import ENGINES, Engine, engine_from_root, is_transient, one_line, status_of
+from cogr_search.cluster.connection_checks import check_url
 from cogr_search.cluster.root_probe import credentials_refused, probe_root
 from cogr_search.settings import Settings
 
 T = TypeVar("T")
 
-__all__ = ["Cluster", "ClusterUnreachable", "connect", "describe_error", "is_transient", "resolve_url"]
+__all__ = ["Cluster", "ClusterUnreachable", "connect", "describe_error", "is_transient", "locate", "resolve_url"]
+
+log = logging.getLogger(__name__)
+"""Notes for the user (which cluster a command uses when none was named); the CLI shows
+them on stderr, a Python app sees them where it sends its logging."""
+_VERSION_SUFFIX = re.compile(r"--?r\d+-\d+$")  # a version, A--r<round>-<n> or the older A-r<round>-<n>
 
 
 class ClusterUnreachable(CogrError):
@@ -39,16 +47,39 @@ class ClusterUnreachable(CogrError):
 def resolve_url(settings: Settings) -> str:
     """The cluster to use: `COGR_CLUSTER_URL` (or `COGR_OPENSEARCH_URL`), else the local
     node recorded under home (OpenSearch's, else Elasticsearch's), else the default port."""
+    return locate(settings)[0]
+
+
+def locate(settings: Settings) -> tuple[str, str | None]:
+    """The cluster to use and, when nobody named it, where it came from (`the default`, or
+    the local node's record): forgotten exports would otherwise send every command to the
+    local node without a word. A named URL is checked for its scheme here, at once."""
     from cogr_search.localnode import ENGINES
-    from cogr_search.localnode.record import read_record
+    from cogr_search.localnode.record import RECORD_NAME, read_record
 
     if settings.cluster_url:
-        return settings.cluster_url.rstrip("/")
+        return check_url(settings.cluster_url.rstrip("/")), None
     for engine in ENGINES:
         record = read_record(settings.node_home(engine))
         if record is not None:
-            return record["url"].rstrip("/")
-    return f"http://127.0.0.1:{settings.local_port}"
+            return record["url"].rstrip("/"), f"the local node recorded in {settings.node_home(engine) / RECORD_NAME}"
+    return f"http://127.0.0.1:{settings.local_port}", "the default"
+
+
+def alias_of(kwargs: dict[str, object]) -> str | None:
+    """The alias a client call addresses: its `index` (`A`, `A,A-*`, a version `A-r1-2`),
+    or the lease document's id (`cogr-sync-leases`/`A`); None for other indices."""
+    from cogr_search.cluster.sync_lease import LEASE_INDEX
+
+    index = kwargs.get("index")
+    if not isinstance(index, str):
+        return None
+    if index == LEASE_INDEX:
+        return str(kwargs["id"]) if kwargs.get("id") else None
+    first = index.split(",")[0].removesuffix("-*")
+    if not first or first.startswith(".") or "*" in first:
+        return None
+    return _VERSION_SUFFIX.sub("", first)
 
 
 class Cluster:
@@ -61,11 +92,14 @@ class Cluster:
 
     def __init__(self, settings: Settings, url: str | None = None, engine: Engine | None = None) -> None:
         self.settings = settings
-        self.url = url or resolve_url(settings)
+        self.url, self.origin = (check_url(url), None) if url else locate(settings)
         if engine is None and settings.engine != "auto":
             engine = ENGINES[settings.engine]
         self._engine = engine
         self._client: Any = None
+        self.alias: str | None = None
+        """The alias the latest call addressed: a refusal of a call that names none (a raw
+        request) is still said with the role of this alias."""
 
     @property
     def engine(self) -> Engine:
@@ -91,10 +125,13 @@ class Cluster:
             wait=self._wait,
             reraise=False,
         )
+        self.alias = alias_of(kwargs) or self.alias
         try:
             return Engine.unwrap(retrying(fn, *args, **kwargs))
         except engines.API_ERRORS as err:
             label = self._engine.label if self._engine else "the cluster"
+            if status_of(err) == 403:
+                err.cogr_alias = self.alias  # type: ignore[attr-defined]  # for the role named in its line
             if status_of(err) == 401:  # the engine is known here: the probe reports its own 401
                 raise CogrError(credentials_refused(label, self.url, self.settings)) from err
             if status_of(err) == 403 and not getattr(err, "info", None) and self.settings.cluster_user:
@@ -103,8 +140,9 @@ class Cluster:
         except RetryError as err:
             cause = err.last_attempt.exception()
             label = self._engine.label if self._engine else "the cluster"
+            origin = f" ({self.origin}; set COGR_CLUSTER_URL to choose)" if self.origin else ""
             raise ClusterUnreachable(
-                f"cannot reach {label} at {self.url} after "
+                f"cannot reach {label} at {self.url}{origin} after "
                 f"{self.settings.cluster_retries + 1} attempts: {one_line(cause)}"
             ) from cause
 
@@ -113,7 +151,7 @@ class Cluster:
         the engine names no action, so the line names the user, the call and its index."""
         index = kwargs.get("index") or kwargs.get("name")
         on = f" on {index!r}" if index else ""
-        role = f"cogr_writer_{index}" if index else "cogr_writer_<alias>"
+        role = f"cogr_writer_{self.alias or '<alias>'}"
         return (f"{label} at {self.url} refused user {self.settings.cluster_user!r} the request {getattr(fn, '__qualname__', fn.__name__)}{on} (HTTP 403; a HEAD "
                 f"request carries no reason): that user lacks a privilege{on}; the role {role} grants what ingest and "
                 "sync need (`cogr-search security roles --print --alias ALIAS` shows what each grants)")
@@ -148,4 +186,6 @@ def connect(settings: Settings, url: str | None = None) -> Cluster:
     `ClusterUnreachable` otherwise."""
     cluster = Cluster(settings, url)
     cluster.info()
+    if cluster.origin:
+        log.info("cluster: %s (%s; set COGR_CLUSTER_URL to choose)", cluster.url, cluster.origin)
     return cluster

@@ -390,7 +390,10 @@ def sync_keywords(
         raise InputError("no item keywords to sync")
     source = alias_target(cluster, alias)
     if source is None:
-        raise CogrError(f"alias {alias!r} does not exist: run `cogr-search index create --index {alias}` and ingest first")
+        from cogr_search.cluster.suggest import missing_advice
+
+        advice = missing_advice(cluster.client, alias, f"run `cogr-search index create --index {alias}` and ingest first")
+        raise CogrError(f"alias {alias!r} does not exist: {advice}")
     if config.missing == "refuse":  # refused before the lease, the title pipeline and the new version exist
         seen = set(changes.ids_of(cluster, source))
         _check_coverage(source, seen, seen - keywords.keys(), keywords, config, SyncResult(alias, "", source, round_),
@@ -483,8 +486,10 @@ def run_round_syncer(cluster: Cluster, alias: str, config: SyncConfig = SyncConf
     from cogr_search.runs.keyword_files import read_keyword_file
 
     if alias_target(cluster, alias) is None:  # refused now, not after the first round's training
-        raise CogrError(f"--sync-index {alias}: alias {alias!r} does not exist at {cluster.url}; run "
-                        f"`cogr-search ingest DATA --index {alias}` first")
+        from cogr_search.cluster.suggest import missing_advice
+
+        advice = missing_advice(cluster.client, alias, f"run `cogr-search ingest DATA --index {alias}` first")
+        raise CogrError(f"--sync-index {alias}: alias {alias!r} does not exist at {cluster.url}; {advice}")
 
     def sync_round(run, round_: int) -> dict:  # noqa: ANN001 - RunDir (runs/ imports nothing of cluster/)
         spec = run.serving_spec(round_)

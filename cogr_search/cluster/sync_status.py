@@ -21,7 +21,11 @@ def sync_status(cluster: Cluster, alias: str, notify: Notify = lambda message: N
     """The alias's serving version, its versions (state, round, documents, blocked) and lease."""
     serving = alias_target(cluster, alias)
     if serving is None:
-        raise CogrError(f"alias {alias!r} does not exist")
+        from cogr_search.cluster.suggest import missing_advice
+
+        advice = missing_advice(cluster.client, alias, "ingest the catalog first (`cogr-search ingest DATA --index "
+                                f"{alias}`)")
+        raise CogrError(f"alias {alias!r} does not exist at {cluster.url}: {advice}")
     holder = read_holder(cluster, alias)
     lease, left_frozen = None, None
     if holder is not None:
