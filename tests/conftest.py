@@ -49,6 +49,7 @@ import pytest
 
 from cogr_search import localnode as local_node
 from cogr_search.localnode import process as local_node_process
+from cogr_search.localnode import cleanup
 from cogr_search.cluster.client import Cluster
 from cogr_search.connect import connect
 from cogr_search.cluster.engines import NOT_FOUND
@@ -251,7 +252,7 @@ def os_node_handle(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalNo
     try:
         yield handle
     finally:
-        handle.stop()
+        handle.purge()
 
 
 @pytest.fixture(scope="session")
@@ -298,6 +299,12 @@ class LocalNodeHandle:
         if self.local:
             local_node.stop(self.home)
 
+    def purge(self) -> None:
+        """Stop the node and remove it completely: a root caller's node keeps its data
+        outside the home (`stock.runtime_dir`), which pytest's cleanup would not reach."""
+        if self.local:
+            cleanup.purge(self.home)
+
 
 def free_port_pair() -> int:
     """A free port whose transport neighbour (+100, the launchers' default) is free too."""
@@ -323,7 +330,7 @@ def es_node_handle(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalNo
     try:
         yield handle
     finally:
-        handle.stop()
+        handle.purge()
 
 
 def _newer_line_handle(launcher: Launcher, home: Path, heap: str, env_var: str) -> LocalNodeHandle:
@@ -351,7 +358,7 @@ def es9_node_handle(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalN
     try:
         yield handle
     finally:
-        handle.stop()
+        handle.purge()
 
 
 @pytest.fixture(scope="session")
@@ -373,7 +380,7 @@ def opensearch3_node_handle(tmp_path_factory: pytest.TempPathFactory) -> Iterato
     try:
         yield handle
     finally:
-        handle.stop()
+        handle.purge()
 
 
 @pytest.fixture(scope="session")
@@ -435,6 +442,15 @@ def _start_in_turn(handles: list[LocalNodeHandle]) -> None:
             handle.ensure()
         except Exception:  # noqa: BLE001 - the test that uses the node starts it again and reports why
             continue
+
+
+@pytest.fixture(autouse=True, scope="session")
+def nodes_purged_at_the_end(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """After the session, purge every node whose home is in its temporary folder, the ones
+    a test started and did not purge (or a start that failed half-way) included: a root
+    caller's node data lives outside its home, in /var/lib/cogr-search/nodes."""
+    yield
+    cleanup.purge_under(tmp_path_factory.getbasetemp())
 
 
 @pytest.fixture(autouse=True, scope="session")
@@ -509,7 +525,7 @@ def index_name(request: pytest.FixtureRequest) -> Iterator[str]:
     yield alias
     fixture = "cluster_url" if "cluster_url" in request.fixturenames else "opensearch_url"
     cluster = connect_to(request.getfixturevalue(fixture), opensearch_retries=1)
-    drop_indices(cluster, f"{alias}-r*")
+    drop_indices(cluster, f"{alias}--*")
     drop_template(cluster, f"cogr-{alias}")
 
 

@@ -1,10 +1,12 @@
 """A real HTTP proxy process for retry tests: forwards to the cluster, but answers the
 first requests whose path contains a marker with an error status instead.
 
-    python tests/flaky_proxy.py UPSTREAM_URL MARKER:STATUS:COUNT[:after] [...]
+    python tests/flaky_proxy.py UPSTREAM_URL MARKER[#BODY]:STATUS:COUNT[:after] [...]
 
 With `:after` the request is forwarded first and only its answer is replaced: the
-cluster did the work but the client never hears so (a lost response).
+cluster did the work but the client never hears so (a lost response). With `#BODY` the
+request's body must contain BODY too (which may hold colons), e.g. `/idx/_settings#null`
+fails only the settings update that lifts a write block, not the one that sets it.
 
 Prints its port on the first line of stdout once it listens; `GET /__failed` returns how
 many requests it failed, as JSON.
@@ -24,8 +26,10 @@ def main() -> None:
     upstream = urlsplit(sys.argv[1])
     rules = []
     for spec in sys.argv[2:]:
-        marker, status, count, *mode = spec.split(":")
-        rules.append([marker, int(status), int(count), mode == ["after"]])
+        after = spec.endswith(":after")
+        marker, status, count = spec.removesuffix(":after").rsplit(":", 2)
+        path_part, _, body_part = marker.partition("#")
+        rules.append([marker, int(status), int(count), after, path_part, body_part.encode()])
     failed: dict[str, int] = {}
     lock = threading.Lock()
 
@@ -52,7 +56,7 @@ def main() -> None:
             injected = None
             with lock:
                 for rule in rules:
-                    if rule[0] in self.path and rule[2] > 0:
+                    if rule[4] in self.path and rule[5] in (body or b"") and rule[2] > 0:
                         rule[2] -= 1
                         failed[rule[0]] = failed.get(rule[0], 0) + 1
                         injected = rule

@@ -52,7 +52,7 @@ def three_nodes(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path
         assert started.stdout.strip() == f"http://127.0.0.1:{port}"
         yield home, started.stdout.strip()
     finally:
-        stopped = _cli("opensearch", "stop", "--home", str(home))
+        stopped = _cli("opensearch", "stop", "--home", str(home), "--purge")
         assert stopped.stdout.strip() == "stopped", stopped.stderr
 
 

@@ -170,6 +170,9 @@ def test_a_newer_line_refuses_unmarked_data(tmp_path: Path) -> None:
     # A home a node used before homes were marked holds a default line's data: 3.x would
     # upgrade it for good, so it is refused; the default line takes it as before.
     (stock.data_dir(tmp_path.resolve()) / "nodes").mkdir(parents=True)
+    runtime = stock.runtime_dir(tmp_path.resolve())
+    if runtime != tmp_path.resolve():  # a root caller's home links to its runtime folder, as `start` made it
+        (tmp_path / stock.LINK).symlink_to(runtime, target_is_directory=True)
     with pytest.raises(LocalNodeError) as err:
         local_node.start(tmp_path, port=9, engine=OPENSEARCH_3)
     assert str(err.value) == (

@@ -28,7 +28,7 @@ import pytest
 
 from cogr_search import localnode as local_node
 from cogr_search.localnode import build as local_node_build
-from cogr_search.localnode import stock
+from cogr_search.localnode import cleanup, stock
 from cogr_search.localnode import ELASTICSEARCH, ELASTICSEARCH_9, ENGINES, OPENSEARCH, OPENSEARCH_3, Launcher, LocalNodeError, NodeInfo
 from tests.conftest import REPO_ROOT, LocalNodeHandle, free_port_pair
 
@@ -66,7 +66,7 @@ def node(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactor
     try:
         yield info
     finally:
-        local_node.stop(home)
+        cleanup.purge(home)  # a root caller's node data lives outside the home
 
 
 # ---------------------------------------------------------------- no JVM needed

@@ -69,7 +69,7 @@ def secure_node(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPat
         assert started.returncode == 0, started.stderr
         yield SecureNode(engine, home, started.stdout.strip(), started)
     finally:
-        _cli(engine, "stop", "--secure", "--home", str(home))
+        _cli(engine, "stop", "--secure", "--home", str(home), "--purge")
 
 
 def _env(home: Path, url: str, **changes: str) -> dict[str, str]:

@@ -133,7 +133,8 @@ def test_metrics_count_requests_cache_hits_and_the_expander_after_traffic(run, t
     (["--token-file", "{tmp}/absent"], "token file {tmp}/absent: No such file"),
     (["--token-file", "{tmp}/empty"], "token file {tmp}/empty: empty"),
     (["--tls-cert", "{certs}/node.pem"], "--tls-cert and --tls-key go together"),
-    (["--tls-cert", "{certs}/node.pem", "--tls-key", "{certs}/admin-key.pem"], "TLS files {certs}/node.pem"),
+    (["--tls-cert", "{certs}/node.pem", "--tls-key", "{certs}/admin-key.pem"],
+     "--tls-key {certs}/admin-key.pem is not the private key of --tls-cert {certs}/node.pem"),
 ], ids=["absent-token-file", "empty-token-file", "cert-without-key", "key-of-another-cert"])
 def test_bad_security_options_are_one_line_and_exit_1(run, certs: Path, tmp_path: Path, options: list[str],  # noqa: ANN001
                                                       said: str) -> None:

@@ -136,6 +136,8 @@ def eval_command(
         raise InputError("--cutoff and --tune-on apply to ranked baselines (bm25, dense), not cogr")
     if method == "cogr" and query_keywords is None and run is None:
         raise InputError("--method cogr needs --query-keywords FILE or --run RUN")
+    if round_ is not None and run is None:
+        raise InputError("--round needs --run RUN (the run whose round it is)")
     if run is not None and (val_fraction is not None or seed is not None):
         raise InputError("--val-fraction and --seed do not apply with --run: the run's own split.json is used")
     if out is not None:
@@ -180,10 +182,8 @@ def eval_command(
                 expander=expander,
             )
         else:
-            from cogr_search.evaluation.cogr import evaluate_cogr
-
-            extra = {"run": run} if run is not None else {}
-            result = evaluate_cogr(cluster, alias, chosen, query_keywords, backend, depth, batch_size, progress, extra)
+            result = methods.evaluate_cogr_file(cluster, alias, chosen, query_keywords, run, round_, runs_dir,
+                                                backend, depth, batch_size, progress)
 
     if overlap is not None:
         result["judged_items_in_index"] = overlap

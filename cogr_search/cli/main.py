@@ -12,6 +12,7 @@ through its cleanup (a local node being started is stopped, half-written files r
 from __future__ import annotations
 
 import contextlib
+import logging
 import signal
 import threading
 from collections.abc import Iterator
@@ -112,6 +113,27 @@ def cli() -> None:
 
     quiet_library_bars()
     _apply_process_settings()
+    _show_library_notes()
+
+class _Notes(logging.Handler):
+    """The library's notes (its `logging` records at INFO and above) as lines on stderr,
+    through click so that a test's runner captures them like any other output."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        click.echo(self.format(record), err=True)
+
+
+_NOTES = _Notes()
+
+
+def _show_library_notes() -> None:
+    """Show the notes the library logs (e.g. which cluster a command uses when none was
+    named); once per process, however many commands a test runs in it."""
+    logger = logging.getLogger("cogr_search")
+    logger.setLevel(logging.INFO)
+    if _NOTES not in logger.handlers:
+        logger.addHandler(_NOTES)
+
 
 
 def _apply_process_settings() -> None:

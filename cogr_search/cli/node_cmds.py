@@ -15,7 +15,7 @@ import click
 from cogr_search.cli.options import settings_from
 from cogr_search.errors import CogrError
 from cogr_search import localnode as local_node
-from cogr_search.localnode import ELASTICSEARCH, LINES, OPENSEARCH, SECURE_LINES, Launcher, multinode
+from cogr_search.localnode import ELASTICSEARCH, LINES, OPENSEARCH, SECURE_LINES, Launcher, cleanup, multinode
 
 
 def node_group(engine: Launcher) -> click.Group:
@@ -79,6 +79,8 @@ def node_group(engine: Launcher) -> click.Group:
 
     @group.command()
     @click.option("--port", type=int, default=None, help=port_help)
+    @click.option("--transport-port", type=int, default=None,
+                  help="Transport port of a single node (default: the home's last one, else HTTP port + 100).")
     @click.option("--heap", default=None, help="JVM heap, e.g. 1g (default, or $COGR_LOCAL_HEAP).")
     @click.option(
         "--timeout",
@@ -97,8 +99,8 @@ def node_group(engine: Launcher) -> click.Group:
     @home_option
     @version_option
     @secure_option
-    def start(port: int | None, heap: str | None, timeout: float, nodes: int | None, home: Path | None,
-              line: str, secure: bool) -> None:
+    def start(port: int | None, transport_port: int | None, heap: str | None, timeout: float, nodes: int | None,
+              home: Path | None, line: str, secure: bool) -> None:
         """Start the node (the stock distribution, with the project's plugin) in the background and
         wait for yellow. A node already running is reused; a --port other than its own is refused."""
         launcher = _launcher(line, secure)
@@ -107,20 +109,33 @@ def node_group(engine: Launcher) -> click.Group:
         node_home = local_node.record.norm_home(_home(home, launcher))
         try:
             if nodes not in (None, 1) or multinode.is_cluster_home(node_home):
+                if transport_port is not None:
+                    raise CogrError("--transport-port is for a single node: a cluster's transport ports are "
+                                    f"its HTTP ports + {local_node.TRANSPORT_OFFSET}")
                 _start_cluster(node_home, port, heap, timeout, nodes, launcher)
+                _print_commands(node_home)
                 return
-            _refuse_other_port(node_home, port, launcher)
+            note = local_node.process.running_note(node_home, port, launcher)
+            if note is not None:
+                click.echo(note, err=True)
             if port is None:
                 port = local_node.record.last_port(node_home) or (
                     None if engine is OPENSEARCH else launcher.default_port)
             settings = settings_from(local_port=port, local_heap=heap)
             info = local_node.start(node_home, port=settings.local_port, heap=settings.local_heap, timeout=timeout,
-                                    engine=launcher)
+                                    engine=launcher, transport_port=transport_port)
         except local_node.LocalNodeError as err:
             raise CogrError(str(err)) from err
         click.echo(info.url)
         if launcher.secure:
             _print_credentials(node_home, info.url)
+        _print_commands(node_home)
+
+    def _print_commands(node_home: Path) -> None:
+        """How to check and stop the node just started (stderr: stdout stays the URL)."""
+        click.echo(f"check it with: cogr-search {engine.name} status --home {node_home}; "
+                   f"stop it with: cogr-search {engine.name} stop --home {node_home} "
+                   "(add --purge to remove its data too)", err=True)
 
     def _print_credentials(node_home: Path, url: str) -> None:
         """How to point cogr-search at the secured node (stderr: stdout stays the URL)."""
@@ -130,23 +145,6 @@ def node_group(engine: Launcher) -> click.Group:
         click.echo(f"  export COGR_CLUSTER_URL={url} COGR_CLUSTER_USER={creds.user} "
                    f"COGR_CLUSTER_PASSWORD=\"$(cat {node_home / local_node.security.PASSWORD_FILE})\" "
                    f"COGR_CLUSTER_CA_CERTS={creds.ca_certs}", err=True)
-
-    def _refuse_other_port(node_home: Path, port: int | None, launcher: Launcher) -> None:
-        """A running node is reused, said in one line; asked for another port, refused."""
-        state = local_node.status(node_home)
-        if not state.running:
-            return
-        running_port = int(str(state.url).rsplit(":", 1)[1])
-        what = f"{state.engine.description if state.engine else launcher.description} node of {node_home}"
-        restart = f"cogr-search {engine.name} stop{_home_flag(node_home, launcher)}, then start --port {port or 'PORT'}"
-        if port is not None and port != running_port:
-            raise CogrError(f"the {what} already runs on port {running_port} (pid {state.pid}), not {port}; "
-                            f"to move it: {restart}")
-        click.echo(f"already running: the {what} on port {running_port} (pid {state.pid}); "
-                   f"to restart it on another port: {restart}", err=True)
-
-    def _home_flag(node_home: Path, launcher: Launcher) -> str:
-        return "" if node_home == local_node.record.norm_home(_home(None, launcher)) else f" --home {node_home}"
 
     def _start_cluster(node_home: Path, port: int | None, heap: str | None, timeout: float, nodes: int | None,
                        launcher: Launcher) -> None:
@@ -167,10 +165,16 @@ def node_group(engine: Launcher) -> click.Group:
     @home_option
     @version_option
     @secure_option
-    def stop(home: Path | None, line: str, secure: bool) -> None:
+    @click.option("--purge", is_flag=True,
+                  help="Also remove the node completely: its config, data, logs and password, in the home and in "
+                  "its runtime folder outside it (a root caller's), and the home once nothing else is in it.")
+    def stop(home: Path | None, line: str, secure: bool, purge: bool) -> None:
         """Stop the node (or every node of the cluster) started from this home directory."""
         node_home = _home(home, _launcher(line, secure))
         try:
+            if purge:
+                _purge(node_home)
+                return
             if multinode.is_cluster_home(node_home):
                 stopped = multinode.stop_cluster(node_home)
             else:
@@ -178,6 +182,13 @@ def node_group(engine: Launcher) -> click.Group:
         except local_node.LocalNodeError as err:
             raise CogrError(str(err)) from err
         click.echo("stopped" if stopped else "not running")
+
+    def _purge(node_home: Path) -> None:
+        purged = cleanup.purge(node_home)
+        click.echo("stopped" if purged.stopped else "not running")
+        removed = ", ".join(str(p) for p in purged.removed if p.parent != node_home) or "nothing"
+        kept = f"; kept {node_home}: it holds other files" if purged.home_kept else ""
+        click.echo(f"removed {removed}{kept}", err=True)
 
     @group.command()
     @home_option

@@ -39,6 +39,7 @@ def roles(alias: str, show: bool, engine: str | None, apply: bool, writer_user: 
     from cogr_search.connect import connect
 
     users = {k: v for k, v in (("writer", writer_user), ("reader", reader_user)) if v}
-    written = apply_roles(connect(settings_from(opensearch_url=opensearch_url)), alias, users)
+    written = apply_roles(connect(settings_from(opensearch_url=opensearch_url)), alias, users,
+                          notify=lambda message: click.echo(message, err=True))
     mapped = ", ".join(f"{user} -> cogr_{kind}_{alias}" for kind, user in users.items())
     click.echo(f"roles {', '.join(written)} applied" + (f"; mapped {mapped}" if mapped else ""))

@@ -11,6 +11,7 @@ from cogr_search.cli.options import emit_json, json_output, opensearch_url, runs
 from cogr_search.progress import progress_wanted
 from cogr_search.connect import connect
 from cogr_search.cluster.sync_config import SyncConfig
+from cogr_search.cluster.sync_lease import unfreeze
 from cogr_search.cluster.sync_status import sync_status
 from cogr_search.localnode.multinode import health_line
 from cogr_search.workflows.round_sync import SyncRequest, sync_request
@@ -37,6 +38,9 @@ def _notify(message: str) -> None:
 @click.option("--index", "alias", required=True, help="Alias to sync (readers keep using it).")
 @click.option("--status", "show_status", is_flag=True,
               help="Show the alias's serving version, versions and any sync in progress (lifting a dead sync's freeze).")
+@click.option("--unfreeze", "lift_freeze", is_flag=True,
+              help="Allow writes again to the version a sync left frozen (and to the serving version), "
+                   "and drop that sync's lease; refused while a live sync holds the alias.")
 @click.option("--run", "run_name", default=None, help="Training run whose item keywords to use.")
 @click.option("--round", "round_", type=int, default=None, help="Round of the run (default: its latest complete one).")
 @click.option("--item-keywords", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
@@ -52,7 +56,7 @@ def _notify(message: str) -> None:
 @config_flags(SyncConfig, SYNC_FLAGS)
 @opensearch_url
 @json_output
-def sync(alias: str, show_status: bool, run_name: str | None, round_: int | None, item_keywords: Path | None,
+def sync(alias: str, show_status: bool, lift_freeze: bool, run_name: str | None, round_: int | None, item_keywords: Path | None,
          items: str, catalog: Path | None, runs_dir: Path | None, config_flags: ConfigFlags, opensearch_url: str | None, as_json: bool) -> None:
     """Write item keywords as a new version `<alias>-r<round>-<n>` and swap the alias to it.
 
@@ -61,8 +65,13 @@ def sync(alias: str, show_status: bool, run_name: str | None, round_: int | None
     second). One sync per alias (a lease in the cluster); an interrupted sync is resumed
     by running the same command again.
     """
+    if show_status and lift_freeze:
+        raise click.UsageError("give --status or --unfreeze, not both")
     if show_status:
         _print_status(alias, opensearch_url, as_json)
+        return
+    if lift_freeze:
+        _print_unfreeze(alias, opensearch_url, as_json)
         return
     request = SyncRequest(run=run_name, round=round_, item_keywords=item_keywords, items=items, catalog=catalog,
                           runs_dir=runs_dir, k_max=config_flags.overrides().get("k_max"))
@@ -89,6 +98,8 @@ def _print_status(alias: str, opensearch_url: str | None, as_json: bool) -> None
     if as_json:
         emit_json(state)
         return
+    if state["left_frozen"]:
+        click.echo(state["left_frozen"])
     click.echo(f"{alias} -> {state['serving']}")
     click.echo(f"cluster: {health_line(state['cluster'])}")
     lease = state["sync"]
@@ -105,3 +116,13 @@ def _print_status(alias: str, opensearch_url: str | None, as_json: bool) -> None
         flags = ", ".join(f for f in ("serving" if v["serving"] else "", "WRITES BLOCKED" if v["write_blocked"] else "") if f)
         click.echo(f"  {v['index']}: round {v['round']}, {v['state']}, {v['documents']} documents"
                    + (f" ({flags})" if flags else ""))
+
+
+def _print_unfreeze(alias: str, opensearch_url: str | None, as_json: bool) -> None:
+    lifted = unfreeze(connect(settings_from(opensearch_url=opensearch_url)), alias)
+    if as_json:
+        emit_json({"alias": alias, "lifted": lifted})
+    elif lifted:
+        click.echo(f"writes to {', '.join(lifted)} (alias {alias}) are allowed again")
+    else:
+        click.echo(f"alias {alias}: neither its serving version nor a frozen one refuses writes; nothing lifted")

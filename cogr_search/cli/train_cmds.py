@@ -213,7 +213,7 @@ RL_FLAGS = [
     flag("--reward-beta", "reward_beta", help="F-beta of both rewards (1: F1); not GRPO's KL beta."),
     flag("--item-reward", "item_reward", help="Item reward: Eq. 2.3 or the item-centric F (Table 3)."),
     flag("--diversity-weight", "diversity_weight",
-         help="Query reward + w x normalised Vendi score of the keywords' MiniLM embeddings (R4T; 0: off)."),
+         help="Query reward + w x Vendi score / k_max of the keywords' MiniLM embeddings (R4T; 0: off)."),
     flag("--max-queries", "max_queries", help="Training queries used for query-side GRPO (CPU runs)."),
     flag("--max-items", "max_items", help="Items used for item-side GRPO (CPU runs)."),
     flag("--eval-samples", "eval_samples",

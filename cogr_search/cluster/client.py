@@ -9,6 +9,7 @@ everything that differs between the two, is `Cluster.engine` (`cluster/engines.p
 
 from __future__ import annotations
 
+import re
 from types import SimpleNamespace
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -24,6 +25,7 @@ from tenacity import (
 from cogr_search.errors import CogrError
 from cogr_search.cluster import engines
 from cogr_search.cluster.engines import ENGINES, Engine, engine_from_root, is_transient, one_line, status_of
+from cogr_search.cluster.connection_checks import check_url
 from cogr_search.cluster.root_probe import credentials_refused, probe_root
 from cogr_search.settings import Settings
 
@@ -31,9 +33,27 @@ T = TypeVar("T")
 
 __all__ = ["Cluster", "ClusterUnreachable", "describe_error", "is_transient"]
 
+_VERSION_SUFFIX = re.compile(r"--?r\d+-\d+$")  # a version, A--r<round>-<n> or the older A-r<round>-<n>
+
 
 class ClusterUnreachable(CogrError):
     """The cluster did not answer after bounded retries."""
+
+
+def alias_of(kwargs: dict[str, object]) -> str | None:
+    """The alias a client call addresses: its `index` (`A`, `A,A-*`, a version `A-r1-2`),
+    or the lease document's id (`cogr-sync-leases`/`A`); None for other indices."""
+    from cogr_search.cluster.sync_lease import LEASE_INDEX
+
+    index = kwargs.get("index")
+    if not isinstance(index, str):
+        return None
+    if index == LEASE_INDEX:
+        return str(kwargs["id"]) if kwargs.get("id") else None
+    first = index.split(",")[0].removesuffix("-*")
+    if not first or first.startswith(".") or "*" in first:
+        return None
+    return _VERSION_SUFFIX.sub("", first)
 
 
 class Cluster:
@@ -41,18 +61,25 @@ class Cluster:
     talks to it.
 
     The engine is detected on first use of `engine` or `client` (one `GET /`, retried
-    like any call) unless `COGR_ENGINE` or the `engine` argument names it. The URL is the
-    caller's (`cogr_search.connect` resolves it from settings and local node records),
-    else the settings' `COGR_CLUSTER_URL`, else the default local port.
+    like any call) unless `COGR_ENGINE` or the `engine` argument names it.
     """
 
-    def __init__(self, settings: Settings, url: str | None = None, engine: Engine | None = None) -> None:
+    def __init__(self, settings: Settings, url: str | None = None, engine: Engine | None = None,
+                 origin: str | None = None) -> None:
         self.settings = settings
-        self.url = (url or settings.cluster_url or f"http://127.0.0.1:{settings.local_port}").rstrip("/")
+        url = url or settings.cluster_url
+        if not url:
+            url, origin = f"http://127.0.0.1:{settings.local_port}", "the default"
+        self.url = check_url(url.rstrip("/"))
+        self.origin = origin
+        """Where the URL came from when nobody named it (`cogr_search.connect.locate`), else None."""
         if engine is None and settings.engine != "auto":
             engine = ENGINES[settings.engine]
         self._engine = engine
         self._client: Any = None
+        self.alias: str | None = None
+        """The alias the latest call addressed: a refusal of a call that names none (a raw
+        request) is still said with the role of this alias."""
 
     @property
     def engine(self) -> Engine:
@@ -78,10 +105,13 @@ class Cluster:
             wait=self._wait,
             reraise=False,
         )
+        self.alias = alias_of(kwargs) or self.alias
         try:
             return Engine.unwrap(retrying(fn, *args, **kwargs))
         except engines.API_ERRORS as err:
             label = self._engine.label if self._engine else "the cluster"
+            if status_of(err) == 403:
+                err.cogr_alias = self.alias  # type: ignore[attr-defined]  # for the role named in its line
             if status_of(err) == 401:  # the engine is known here: the probe reports its own 401
                 raise CogrError(credentials_refused(label, self.url, self.settings)) from err
             if status_of(err) == 403 and not getattr(err, "info", None) and self.settings.cluster_user:
@@ -90,8 +120,9 @@ class Cluster:
         except RetryError as err:
             cause = err.last_attempt.exception()
             label = self._engine.label if self._engine else "the cluster"
+            origin = f" ({self.origin}; set COGR_CLUSTER_URL to choose)" if self.origin else ""
             raise ClusterUnreachable(
-                f"cannot reach {label} at {self.url} after "
+                f"cannot reach {label} at {self.url}{origin} after "
                 f"{self.settings.cluster_retries + 1} attempts: {one_line(cause)}"
             ) from cause
 
@@ -100,7 +131,7 @@ class Cluster:
         the engine names no action, so the line names the user, the call and its index."""
         index = kwargs.get("index") or kwargs.get("name")
         on = f" on {index!r}" if index else ""
-        role = f"cogr_writer_{index}" if index else "cogr_writer_<alias>"
+        role = f"cogr_writer_{self.alias or '<alias>'}"
         return (f"{label} at {self.url} refused user {self.settings.cluster_user!r} the request {getattr(fn, '__qualname__', fn.__name__)}{on} (HTTP 403; a HEAD "
                 f"request carries no reason): that user lacks a privilege{on}; the role {role} grants what ingest and "
                 "sync need (`cogr-search security roles --print --alias ALIAS` shows what each grants)")

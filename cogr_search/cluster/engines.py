@@ -154,7 +154,7 @@ def describe_error(exc: BaseException) -> str | None:
         if status == 403:
             from cogr_search.cluster.security_roles import permission_hint
 
-            hint = permission_hint(reason)
+            hint = permission_hint(reason, getattr(exc, "cogr_alias", None))
             if hint is not None:
                 return f"{label} refused the request{where} (HTTP 403): {hint}"
             if reason in ("", "HTTP 403", "403", "HTTP 403 None"):  # a HEAD request: the answer has no body
@@ -259,7 +259,7 @@ def _opensearch_client(url: str, settings: Settings, auth: tuple[str, str] | Non
         headers=_api_key_header(settings),
         verify_certs=settings.cluster_verify_certs,
         ssl_show_warn=settings.cluster_verify_certs,
-        ca_certs=str(settings.cluster_ca_certs) if settings.cluster_ca_certs else None,
+        ca_certs=_ca_certs(url, settings),
         timeout=settings.cluster_timeout_s,
         max_retries=0,
         retry_on_timeout=False,
@@ -279,7 +279,7 @@ def _elasticsearch_client(url: str, settings: Settings, auth: tuple[str, str] | 
         options["verify_certs"] = settings.cluster_verify_certs
         options["ssl_show_warn"] = settings.cluster_verify_certs
         if settings.cluster_ca_certs:
-            options["ca_certs"] = str(settings.cluster_ca_certs)
+            options["ca_certs"] = _ca_certs(url, settings)
     if settings.cluster_api_key:
         options["api_key"] = settings.cluster_api_key.get_secret_value()
     return _es.Elasticsearch(
@@ -292,6 +292,16 @@ def _elasticsearch_client(url: str, settings: Settings, auth: tuple[str, str] | 
         http_compress=False,
         **options,
     )
+
+
+def _ca_certs(url: str, settings: Settings) -> str | None:
+    """COGR_CLUSTER_CA_CERTS for an https cluster, checked before it is used (a typo is one
+    line now, not five failed attempts); an http cluster ignores it, so it is not checked."""
+    from cogr_search.cluster.connection_checks import check_ca_certs
+
+    if not url.startswith("https"):
+        return str(settings.cluster_ca_certs) if settings.cluster_ca_certs else None
+    return check_ca_certs(settings.cluster_ca_certs)
 
 
 def engine_from_root(body: object, headers: dict[str, str] | None = None, url: str = "URL") -> Engine:

@@ -70,8 +70,10 @@ def require_index(cluster: Cluster, name: str, flag: str = "--index") -> None:
     """Refuse an index or alias that does not exist, before a command writes anything
     (a run folder, a version) that it would otherwise leave behind."""
     if not cluster.call(cluster.client.indices.exists, index=name):
-        raise CogrError(f"{flag} {name}: no such index or alias at {cluster.url}; "
-                        f"run `cogr-search ingest DATA --index {name}` first")
+        from cogr_search.cluster.suggest import missing_advice
+
+        advice = missing_advice(cluster.client, name, f"run `cogr-search ingest DATA --index {name}` first")
+        raise CogrError(f"{flag} {name}: no such index or alias at {cluster.url}; {advice}")
 
 
 def versions(cluster: Cluster, alias: str) -> list[IndexVersion]:

@@ -145,7 +145,10 @@ def set_default_pipelines(cluster: Cluster, alias: str, ingest_name: str, search
     """Make the pipelines the defaults of the alias's current version; returns that index."""
     index = alias_target(cluster, alias)
     if index is None:
-        raise CogrError(f"alias {alias!r} does not exist: run `cogr-search index create --index {alias}` first")
+        from cogr_search.cluster.suggest import missing_advice
+
+        advice = missing_advice(cluster.client, alias, f"run `cogr-search index create --index {alias}` first")
+        raise CogrError(f"alias {alias!r} does not exist: {advice}")
     settings = {"index": {"default_pipeline": ingest_name, "search.default_pipeline": search_name}}
     cluster.call(cluster.client.indices.put_settings, index=index, body=settings)
     return index

@@ -38,7 +38,7 @@ def probe_root(url: str, settings: Settings) -> tuple[dict, dict[str, str]]:
     try:
         status, raw_headers, data = connection.perform_request("GET", "/", ignore=_NON_2XX)
     except os_exc.SSLError as err:
-        raise _tls_mistake(url, err) from err
+        raise _tls_mistake(url, err, settings) from err
     except os_exc.ConnectionTimeout:
         raise
     except os_exc.ConnectionError as err:
@@ -83,11 +83,18 @@ def credentials_refused(who: str, url: str, settings: Settings) -> str:
             "COGR_CLUSTER_USER and COGR_CLUSTER_PASSWORD")
 
 
-def _tls_mistake(url: str, err: os_exc.SSLError) -> BaseException:
-    """A TLS failure as one line: an untrusted certificate, or a port that does not speak TLS."""
+def _tls_mistake(url: str, err: os_exc.SSLError, settings: Settings) -> BaseException:
+    """A TLS failure as one line: an untrusted certificate (with no CA given, or with a CA
+    that is not the one that signed it), or a port that does not speak TLS."""
     text = " ".join(str(err).split())
     if "CERTIFICATE_VERIFY_FAILED" in text:
         reason = text.split("certificate verify failed:")[-1].split("(_ssl")[0].strip(" )") or "not trusted"
+        if settings.cluster_ca_certs and settings.cluster_verify_certs:
+            return CogrError(
+                f"the cluster at {url} presents a certificate that the CA in COGR_CLUSTER_CA_CERTS="
+                f"{settings.cluster_ca_certs} did not verify ({reason}): point COGR_CLUSTER_CA_CERTS at the CA "
+                "file that signed the cluster's certificate"
+            )
         return CogrError(
             f"the cluster at {url} presents a certificate this machine does not trust ({reason}): set "
             "COGR_CLUSTER_CA_CERTS to the CA file that signed it"

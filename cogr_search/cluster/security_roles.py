@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from importlib import resources
 
 from cogr_search.cluster.client import Cluster
@@ -46,14 +47,67 @@ def roles_for(alias: str, engine: str = "opensearch") -> dict[str, dict]:
     return roles
 
 
-def apply_roles(cluster: Cluster, alias: str, users: dict[str, str] | None = None) -> list[str]:
+def apply_roles(cluster: Cluster, alias: str, users: dict[str, str] | None = None,
+                notify: Callable[[str], None] = lambda message: None) -> list[str]:
     """Put the roles for ``alias`` into the cluster; map each listed user to its role.
 
-    ``users`` maps ``writer``/``reader`` to a user name (existing internal or external
-    users; no passwords are set here). Returns the role names written.
+    ``users`` maps ``writer``/``reader`` to a user name (no passwords are set here). Each
+    is looked up before anything is written: an Elasticsearch native user that does not
+    exist is refused; on OpenSearch, where a mapping may name a user of an external
+    backend (LDAP, SAML), a name the internal users lack is said through ``notify``.
+    A caller who is not a security admin gets one line saying so. Returns the role names
+    written.
     """
-    if cluster.engine.name == "elasticsearch":
-        return _apply_elasticsearch(cluster, alias, users or {})
+    from cogr_search.cluster.engines import API_ERRORS, status_of
+
+    roles_for(alias, cluster.engine.name)  # a bad alias is refused before the cluster is asked
+    try:
+        for user in (users or {}).values():
+            _check_user(cluster, user, notify)
+        if cluster.engine.name == "elasticsearch":
+            return _apply_elasticsearch(cluster, alias, users or {})
+        return _apply_opensearch(cluster, alias, users or {})
+    except API_ERRORS as err:
+        if status_of(err) != 403:
+            raise
+        raise CogrError(_not_security_admin(cluster)) from err
+
+
+def _check_user(cluster: Cluster, user: str, notify: Callable[[str], None]) -> None:
+    """Whether ``user`` exists where the engine keeps users (x-pack's native realm, the
+    security plugin's internal users), before any role is written."""
+    from cogr_search.cluster.engines import NOT_FOUND
+
+    opensearch = cluster.engine.name == "opensearch"
+    path = f"/_plugins/_security/api/internalusers/{user}" if opensearch else f"/_security/user/{user}"
+    try:
+        found = cluster.request("GET", path)
+    except NOT_FOUND:
+        found = {}
+    if user in (found or {}):
+        return
+    create = (f"PUT _plugins/_security/api/internalusers/{user}" if opensearch
+              else f"PUT _security/user/{user}") + " with a password (docs/security.md)"
+    if not opensearch:
+        raise CogrError(f"--writer-user/--reader-user {user!r}: no such native user at {cluster.url}; create it "
+                        f"first ({create}); nothing was applied")
+    notify(f"warning: {user!r} is not an internal user of OpenSearch at {cluster.url}: mapped by name anyway (right "
+           f"for a user of another backend, e.g. LDAP); else create it first ({create})")
+
+
+def _not_security_admin(cluster: Cluster) -> str:
+    """The line for a 403 from the engine's security API: the caller is not a security admin."""
+    who = f"user {cluster.settings.cluster_user!r}" if cluster.settings.cluster_user else "this API key"
+    admin = ("a user mapped to all_access, e.g. the admin of `opensearch start --secure`"
+             if cluster.engine.name == "opensearch"
+             else "a user with the manage_security privilege (superuser, e.g. the admin of "
+                  "`elasticsearch start --secure`)")
+    return (f"security roles --apply needs a security admin: {cluster.engine.label} at {cluster.url} refused {who} "
+            f"(HTTP 403); run it as {admin}")
+
+
+def _apply_opensearch(cluster: Cluster, alias: str, users: dict[str, str]) -> list[str]:
+    """The roles API, then the roles mapping of each listed user."""
     written = []
     for name, body in roles_for(alias).items():
         cluster.call(cluster.client.transport.perform_request, "PUT", f"/_plugins/_security/api/roles/{name}", body=body)
@@ -99,14 +153,16 @@ def _native_write(cluster: Cluster, method: str, path: str, body: dict) -> None:
         ) from err
 
 
-def permission_hint(reason: str) -> str | None:
+def permission_hint(reason: str, alias: str | None = None) -> str | None:
     """For a 403 of either engine's security: which action was refused to whom, and which
-    shipped role grants it (None: not a missing-permission answer)."""
+    shipped role grants it, named for ``alias`` when the refused call's alias is known
+    (None: not a missing-permission answer)."""
     match = _NO_PERMISSION_RE.search(reason) or _UNAUTHORIZED_RE.search(reason)
     if match is None:
         return None
     action, user = match.group(1), match.group(2)
-    role = "cogr_reader_<alias>" if action.startswith(("indices:data/read", "indices:admin/aliases/get")) else "cogr_writer_<alias>"
+    kind = "reader" if action.startswith(("indices:data/read", "indices:admin/aliases/get")) else "writer"
+    role = f"cogr_{kind}_{alias or '<alias>'}"
     granted = _GRANTED_BY_RE.search(reason)
     privileges = f" (the {granted.group(1)} privileges {granted.group(2)} grant it)" if granted else ""
     return (f"user {user!r} lacks {action}{privileges}: map it to the role {role} "

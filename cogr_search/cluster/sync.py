@@ -390,7 +390,10 @@ def sync_keywords(
         raise InputError("no item keywords to sync")
     source = alias_target(cluster, alias)
     if source is None:
-        raise CogrError(f"alias {alias!r} does not exist: run `cogr-search index create --index {alias}` and ingest first")
+        from cogr_search.cluster.suggest import missing_advice
+
+        advice = missing_advice(cluster.client, alias, f"run `cogr-search index create --index {alias}` and ingest first")
+        raise CogrError(f"alias {alias!r} does not exist: {advice}")
     if config.missing == "refuse":  # refused before the lease, the title pipeline and the new version exist
         seen = set(changes.ids_of(cluster, source))
         _check_coverage(source, seen, seen - keywords.keys(), keywords, config, SyncResult(alias, "", source, round_),

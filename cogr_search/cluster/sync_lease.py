@@ -10,6 +10,11 @@ The short write freeze at the end of a sync is recorded in the same document bef
 block is set. A holder is stale when its lease has expired, or at once when it ran on
 this host and its process is gone (SIGKILL, crash). Whoever finds a stale holder (a
 rerun, another sync of the alias, `sync --status`) lifts the freeze it left and says so.
+
+Lifting a block is retried with backoff. A sync that still cannot lift its own freeze
+fails with `FreezeLeft`, one line naming the index and `sync --unfreeze`, and keeps the
+freeze record in its lease document (phase `left-frozen`) instead of deleting it, so
+that `sync --status`, the next sync and `sync --unfreeze` all find the block.
 """
 
 from __future__ import annotations
@@ -24,14 +29,20 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import psutil
+from tenacity import Retrying, retry_if_exception, stop_after_attempt
 
 from cogr_search.cluster.client import Cluster
 from cogr_search.cluster.sync_config import DEFAULT_LEASE_S
-from cogr_search.cluster.engines import API_ERRORS, NOT_FOUND, status_of
-from cogr_search.cluster.indices import set_write_block, write_blocked
+from cogr_search.cluster.engines import API_ERRORS, NOT_FOUND, one_line, status_of
+from cogr_search.cluster.indices import alias_target, set_write_block, write_blocked
 from cogr_search.errors import CogrError
 
 LEASE_INDEX = "cogr-sync-leases"
+LEFT_FROZEN = "left-frozen"
+"""The phase of a lease whose sync ended without lifting its freeze."""
+UNFREEZE_ATTEMPTS = 5
+"""Tries at lifting a write block, each a `Cluster.call` with its own retries of
+transient failures; these also cover the failures it does not retry (a 500, a 403)."""
 Notify = Callable[[str], None]
 
 
@@ -41,6 +52,15 @@ class SyncBusy(CogrError):
 
 class LeaseLost(CogrError):
     """This sync's lease was taken over (it stalled past its expiry): it must not swap."""
+
+
+class FreezeLeft(CogrError):
+    """A write block could not be lifted: the index refuses every application's writes
+    until `sync --unfreeze` (or a later sync) lifts it."""
+
+
+def unfreeze_command(alias: str) -> str:
+    return f"cogr-search sync --unfreeze --index {alias}"
 
 
 @dataclass(frozen=True)
@@ -60,6 +80,8 @@ class Holder:
 
     def stale_reason(self, now: float) -> str | None:
         """Why the holder can no longer be syncing, or None while it may be."""
+        if self.doc.get("phase") == LEFT_FROZEN:
+            return "it ended without lifting its freeze"
         expires = float(self.doc.get("expires_at", 0))
         if expires < now:
             return f"its lease expired {now - expires:.0f}s ago"
@@ -95,19 +117,84 @@ def read_holder(cluster: Cluster, alias: str) -> Holder | None:
     return Holder(found["_source"], int(found["_seq_no"]), int(found["_primary_term"]))
 
 
+def _retry_unfreeze(err: BaseException) -> bool:
+    """Everything but a missing index (nothing left to lift) and a lost lease is tried again."""
+    return isinstance(err, (CogrError, *API_ERRORS)) and not isinstance(err, (LeaseLost, *NOT_FOUND))
+
+
+def lift_write_block(cluster: Cluster, alias: str, index: str) -> None:
+    """Allow writes to `index` again, retried with the cluster's backoff, because a block
+    left in place makes the live version read-only for every application. Raises
+    `FreezeLeft` (one line naming the index and the command that lifts it) if it never goes;
+    a deleted index has nothing to lift."""
+    retrying = Retrying(retry=retry_if_exception(_retry_unfreeze), stop=stop_after_attempt(UNFREEZE_ATTEMPTS),
+                        wait=lambda state: cluster.backoff_s(state.attempt_number), reraise=True)
+    try:
+        retrying(set_write_block, cluster, index, False)
+    except NOT_FOUND:
+        return
+    except (CogrError, *API_ERRORS) as err:
+        raise FreezeLeft(
+            f"{index} (a version of alias {alias}) is left frozen, refusing writes: lifting its write block failed "
+            f"{UNFREEZE_ATTEMPTS} times ({one_line(err)}); `{unfreeze_command(alias)}` lifts it"
+        ) from err
+
+
+def _lift_if_blocked(cluster: Cluster, alias: str, index: str) -> bool:
+    """Whether `index` was blocked (and is no longer); `FreezeLeft` if it stays blocked."""
+    try:
+        blocked = write_blocked(cluster, index)
+    except NOT_FOUND:
+        return False
+    if blocked:
+        lift_write_block(cluster, alias, index)
+    return blocked
+
+
 def lift_stale_freeze(cluster: Cluster, holder: Holder, reason: str, notify: Notify) -> str | None:
-    """Lift the write block a dead sync left on the live version; the index it was on, if any."""
+    """Lift the write block a dead sync left on the live version; the index it was on, if
+    any. `FreezeLeft` if the block stays."""
     freeze = holder.doc.get("freeze") or {}
     index = freeze.get("index")
     if not index:
         return None
-    try:
-        if write_blocked(cluster, index):
-            set_write_block(cluster, index, False)
-            notify(f"lifted the write block on {index} left by a sync of {holder.who} ({reason})")
-    except NOT_FOUND:
-        return None
+    if _lift_if_blocked(cluster, str(holder.doc.get("alias")), index):
+        notify(f"lifted the write block on {index} left by a sync of {holder.who} ({reason})")
     return index
+
+
+def unfreeze(cluster: Cluster, alias: str) -> list[str]:
+    """`sync --unfreeze`: give writes back to the index a sync left frozen (its lease's
+    freeze record) and to the alias's serving version, and drop that sync's lease; the
+    indices whose block was lifted. Refused while a live sync holds the alias: its freeze
+    is lifted by the sync itself, and lifting it early would let writes slip past its
+    final catch-up."""
+    holder = read_holder(cluster, alias)
+    if holder is not None and holder.stale_reason(time.time()) is None:
+        raise SyncBusy(f"alias {alias!r} is being synced by {holder.who} (phase {holder.doc.get('phase')}): "
+                       "its freeze ends with it; nothing lifted")
+    recorded = ((holder.doc.get("freeze") or {}).get("index") if holder is not None else None)
+    serving = alias_target(cluster, alias)
+    if serving is None and recorded is None:
+        raise CogrError(f"alias {alias!r} does not exist")
+    lifted = [index for index in dict.fromkeys(filter(None, (recorded, serving)))
+              if _lift_if_blocked(cluster, alias, index)]
+    if holder is not None:
+        _drop_lease(cluster, alias, holder)
+    return lifted
+
+
+def _drop_lease(cluster: Cluster, alias: str, holder: Holder) -> None:
+    """Delete a stale lease as read (compare-and-set): one that changed since was taken
+    over by a new sync, and is its own."""
+    try:
+        cluster.call(cluster.client.delete, index=LEASE_INDEX, id=alias,
+                     if_seq_no=holder.seq_no, if_primary_term=holder.primary_term)
+    except NOT_FOUND:
+        return
+    except API_ERRORS as err:
+        if status_of(err) != 409:
+            raise
 
 
 class SyncLease:
@@ -161,14 +248,21 @@ class SyncLease:
         self._heartbeat.start()
 
     def release(self) -> None:
-        """Stop renewing and delete the lease (only if still ours)."""
+        """Stop renewing and delete the lease (only if still ours), unless it holds a
+        freeze that could not be lifted: then it is kept, marked `left-frozen` (stale at
+        once), so that the record of the block outlives this sync."""
         self._stop.set()
         if self._heartbeat is not None:
             self._heartbeat.join(timeout=self.ttl_s)
         with self._guard, contextlib.suppress(*API_ERRORS):
-            if self._seq is not None and self.lost is None:
-                self.cluster.call(self.cluster.client.delete, index=LEASE_INDEX, id=self.alias,
-                                  if_seq_no=self._seq[0], if_primary_term=self._seq[1])
+            if self._seq is None or self.lost is not None:
+                return
+            if self._doc.get("freeze"):
+                self._doc.update(phase=LEFT_FROZEN)
+                self._write()
+                return
+            self.cluster.call(self.cluster.client.delete, index=LEASE_INDEX, id=self.alias,
+                              if_seq_no=self._seq[0], if_primary_term=self._seq[1])
 
     # -- while held
 
@@ -184,15 +278,32 @@ class SyncLease:
     @contextlib.contextmanager
     def freeze(self, index: str) -> Iterator[None]:
         """Refuse writes to `index` for the body of the `with`, recorded first so that a
-        crash inside it leaves a freeze that the next sync or `sync --status` lifts."""
+        crash inside it leaves a freeze that the next sync or `sync --status` lifts.
+        `FreezeLeft` if the block cannot be lifted (the body's own failure chained to it)."""
         self._update(phase="freeze", freeze={"index": index, "since": time.time()})
         set_write_block(self.cluster, index, True)
         try:
             yield
-        finally:
-            with contextlib.suppress(CogrError, *API_ERRORS):
-                set_write_block(self.cluster, index, False)
-                self._update(freeze=None)
+        except BaseException as failure:
+            self._end_freeze(index, failure)
+            raise
+        self._end_freeze(index)
+
+    def _end_freeze(self, index: str, failure: BaseException | None = None) -> None:
+        """Lift the block, then drop its record. The record stays when the block does
+        (release() keeps it for `sync --unfreeze`); once the block is gone, a record that
+        could not be cleared is harmless (release() deletes the document, and whoever
+        finds it later sees no block to lift), so that failure does not fail the sync."""
+        try:
+            lift_write_block(self.cluster, self.alias, index)
+        except FreezeLeft as left:
+            if failure is None:
+                raise
+            raise FreezeLeft(f"{left}; the sync had failed first: {one_line(failure)}") from failure
+        with self._guard:
+            self._doc["freeze"] = None  # release() deletes, not keeps, the lease even if the write below fails
+        with contextlib.suppress(CogrError, *API_ERRORS):
+            self._update()
 
     def _update(self, **fields: object) -> None:
         self.check()

@@ -2,7 +2,8 @@
 
 Read-only except for one repair: a write freeze left by a sync whose lease is stale
 (expired, or its process on this host gone) is lifted, and the answer says so, so that
-looking at an alias is enough to give an application its writes back.
+looking at an alias is enough to give an application its writes back. A block that will
+not lift is the answer's `left_frozen` line (shown first), naming `sync --unfreeze`.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import time
 from cogr_search.cluster.client import Cluster
 from cogr_search.cluster.indices import alias_target, versions, write_blocked
 from cogr_search.cluster.sync import doc_count, sync_meta
-from cogr_search.cluster.sync_lease import Notify, lift_stale_freeze, read_holder
+from cogr_search.cluster.sync_lease import FreezeLeft, Holder, Notify, lift_stale_freeze, read_holder
 from cogr_search.errors import CogrError
 
 
@@ -20,13 +21,17 @@ def sync_status(cluster: Cluster, alias: str, notify: Notify = lambda message: N
     """The alias's serving version, its versions (state, round, documents, blocked) and lease."""
     serving = alias_target(cluster, alias)
     if serving is None:
-        raise CogrError(f"alias {alias!r} does not exist")
+        from cogr_search.cluster.suggest import missing_advice
+
+        advice = missing_advice(cluster.client, alias, "ingest the catalog first (`cogr-search ingest DATA --index "
+                                f"{alias}`)")
+        raise CogrError(f"alias {alias!r} does not exist at {cluster.url}: {advice}")
     holder = read_holder(cluster, alias)
-    lease = None
+    lease, left_frozen = None, None
     if holder is not None:
         now = time.time()
         stale = holder.stale_reason(now)
-        lifted = lift_stale_freeze(cluster, holder, stale, notify) if stale else None
+        lifted, left_frozen = _lift(cluster, holder, stale, notify)
         lease = {
             "host": holder.doc.get("host"), "pid": holder.doc.get("pid"), "phase": holder.doc.get("phase"),
             "age_s": round(holder.age_s(now), 1), "expires_in_s": round(float(holder.doc.get("expires_at", 0)) - now, 1),
@@ -38,7 +43,18 @@ def sync_status(cluster: Cluster, alias: str, notify: Notify = lambda message: N
         listed.append({"index": version.name, "round": version.round, "state": meta.get("state", "ingested"),
                        "model": meta.get("model"), "documents": doc_count(cluster, version.name),
                        "write_blocked": write_blocked(cluster, version.name), "serving": version.name == serving})
-    return {"alias": alias, "serving": serving, "sync": lease, "versions": listed, "cluster": cluster_health(cluster)}
+    return {"alias": alias, "left_frozen": left_frozen, "serving": serving, "sync": lease, "versions": listed,
+            "cluster": cluster_health(cluster)}
+
+
+def _lift(cluster: Cluster, holder: Holder, stale: str | None, notify: Notify) -> tuple[str | None, str | None]:
+    """A stale holder's freeze lifted (the index), or the line saying it stays and what lifts it."""
+    if stale is None:
+        return None, None
+    try:
+        return lift_stale_freeze(cluster, holder, stale, notify), None
+    except FreezeLeft as left:
+        return None, str(left)
 
 
 def cluster_health(cluster: Cluster) -> dict:

@@ -67,7 +67,10 @@ def check_index(cluster, alias: str, dataset: Dataset) -> tuple[dict, list[str]]
     relevant to DATA's scored queries (every score would be 0, which reads as a result);
     else the overlap (for the JSON report) and warnings for a partial one."""
     if not cluster.call(cluster.client.indices.exists, index=alias):
-        raise CogrError(f"index {alias!r} does not exist at {cluster.url}: run `cogr-search ingest DATA --index {alias}` first")
+        from cogr_search.cluster.suggest import missing_advice
+
+        advice = missing_advice(cluster.client, alias, f"run `cogr-search ingest DATA --index {alias}` first")
+        raise CogrError(f"index {alias!r} does not exist at {cluster.url}: {advice}")
     count = cluster.call(cluster.client.count, index=alias)["count"]
     if count == 0:
         raise CogrError(f"index {alias!r} is empty: run `cogr-search ingest DATA --index {alias}` first")
@@ -159,6 +162,48 @@ def evaluate_dense(
         **(extra or {}),
     }
     return evaluate_ranked("dense", dense_ranker(index, depth), split, cutoff=cutoff, tune_on=tune_on, depth=depth, settings=settings)
+
+
+def run_matching(run: str, round_: int | None = None, runs_dir: Path | None = None) -> dict[str, object]:
+    """The run's `k_max` (and round) that a keyword file is scored with under `--run`.
+
+    Its serving spec's, as for every consumer of a run (`runs/serving.py`): scored at
+    the default k_max, a run trained with another one would be measured on sets it never
+    served. A run with no complete round yet has no spec, but its config already holds
+    the k_max its rounds will have (the spec reads the same field); an explicit round
+    must be complete.
+    """
+    from cogr_search.runs.run_dir import RunDir
+
+    run_dir = RunDir.open(run, runs_dir)
+    if round_ is None and not run_dir.complete_rounds():
+        return {"run": run_dir.name, "k_max": run_dir.config().k_max}
+    spec = run_dir.serving_spec(round_)
+    return {"run": spec.run, "round": spec.round, "k_max": spec.k_max}
+
+
+def evaluate_cogr_file(
+    cluster,
+    alias: str,
+    split: EvalSplit,
+    query_keywords: Path,
+    run: str | None = None,
+    round_: int | None = None,
+    runs_dir: Path | None = None,
+    backend: str = "opensearch",
+    depth: int = 1000,
+    batch_size: int = 64,
+    progress: bool = False,
+) -> dict:
+    """CoGR with the query keywords of a file; with `run`, at that run's k_max (`run_matching`),
+    else at the default. The result's settings record the run, round and k_max used."""
+    from cogr_search.evaluation.cogr import evaluate_cogr
+
+    if run is None:
+        return evaluate_cogr(cluster, alias, split, query_keywords, backend, depth, batch_size, progress)
+    matching = run_matching(run, round_, runs_dir)
+    return evaluate_cogr(cluster, alias, split, query_keywords, backend, depth, batch_size, progress,
+                         {k: v for k, v in matching.items() if k != "k_max"}, k_max=int(matching["k_max"]))
 
 
 def evaluate_cogr_run(

@@ -51,7 +51,9 @@ from cogr_search.localnode.record import (
     NodeInfo,
     NodeStatus,
     info_from_record,
+    last_port,
     norm_home,
+    last_transport_port,
     write_last_port,
     read_record,
     record_engine,
@@ -196,6 +198,7 @@ def start(
     engine: Launcher = OPENSEARCH,
     peers: stock.Peers | None = None,
     extras: stock.NodeExtras = stock.NodeExtras(),
+    transport_port: int | None = None,
 ) -> NodeInfo:
     """Start the ``engine`` node of ``home`` in the background and wait until it answers yellow.
 
@@ -207,12 +210,16 @@ def start(
     ``<home>/logs/node.out``, and this call waits up to ``timeout`` seconds for the
     started line and a yellow cluster (``peers``: the node joins a multi-node cluster,
     `multinode.py`, and is ready once that cluster is yellow; ``extras``: settings, keystore
-    entries and config files a stock node gets before it starts). Raises ``LocalNodeError`` on a busy port, a failed
-    build, a JVM that dies (with its last log line) or a timeout (the JVM is then stopped).
+    entries and config files a stock node gets before it starts; ``transport_port``: the
+    node's transport port, default the home's last one if ``port`` is its last HTTP port, else
+    ``port`` + 100). Raises ``LocalNodeError`` on a busy port, a failed build, a JVM that dies
+    (with its last log line), a timeout (the JVM is then stopped) or the runtime folder of an
+    earlier node whose home was deleted (`stock.stale_runtime`).
     """
     home = norm_home(home)
-    if not 1 <= port <= 65535 - TRANSPORT_OFFSET:
-        raise LocalNodeError(f"port {port} is out of range (1-{65535 - TRANSPORT_OFFSET}; transport uses port+100)")
+    if not 1 <= port <= 65535:
+        raise LocalNodeError(f"port {port} is out of range (1-65535)")
+    transport = _transport_port(home, port, transport_port)
     if not _HEAP_RE.match(heap):
         raise LocalNodeError(f"heap {heap!r} is not a JVM size such as 512m or 1g")
     home.mkdir(parents=True, exist_ok=True)
@@ -226,6 +233,7 @@ def start(
                     f"stop it or use another home for {engine.description}"
                 )
             return existing
+        _check_stale(home, engine)
         _check_home_line(home, engine)
 
         if not _port_free(port):
@@ -233,14 +241,64 @@ def start(
                 f"port {port} on {HOST} is already in use (another {engine.label} node or program listens there); "
                 "choose another port or stop that process"
             )
-        transport = port + TRANSPORT_OFFSET
         if not _port_free(transport):
             raise LocalNodeError(
-                f"port {transport} on {HOST} (the transport port, HTTP port + {TRANSPORT_OFFSET}) is already in use; "
-                "choose another HTTP port"
+                f"port {transport} on {HOST} (the transport port, HTTP port + {TRANSPORT_OFFSET} unless "
+                "--transport-port) is already in use; choose another --transport-port or HTTP port"
             )
 
-        return _launch_stock(home, port, heap, timeout, engine, peers, extras)
+        return _launch_stock(home, port, heap, timeout, engine, peers, extras, transport)
+
+
+def _transport_port(home: Path, port: int, asked: int | None) -> int:
+    """The node's transport port: ``asked``; else the home's last one, if ``port`` is its last
+    HTTP port (a restart keeps both); else ``port`` + 100. Refused out of range."""
+    transport = asked
+    if transport is None and last_port(home) == port:
+        transport = last_transport_port(home)
+    if transport is None:
+        transport = port + TRANSPORT_OFFSET
+    if not 1 <= transport <= 65535:
+        raise LocalNodeError(f"transport port {transport} is out of range (1-65535; default HTTP port + {TRANSPORT_OFFSET})")
+    if transport == port:
+        raise LocalNodeError(f"transport port {transport} is the HTTP port too; choose another --transport-port")
+    return transport
+
+
+def _check_stale(home: Path, engine: Launcher) -> None:
+    """Refuse to start on the runtime folder an earlier node of ``home`` left (`stock.stale_runtime`)."""
+    stale = stock.stale_runtime(home)
+    if stale is not None:
+        raise LocalNodeError(
+            f"{stale} holds the config and data of an earlier node of {home}, whose home was deleted since "
+            f"(a new start would reuse its security index and old password); remove it with: "
+            f"cogr-search {engine.name} stop --home {home} --purge"
+        )
+
+
+def running_note(home: Path, port: int | None, engine: Launcher) -> str | None:
+    """What a `start` of ``engine`` at ``home`` (on ``port``, None: any) finds there, before it
+    starts anything: None (no node runs), one line saying the running node is reused, or
+    `LocalNodeError` in one line when that node is of another line or on another port.
+
+    Why here: the CLI printed "already running" and then the start's own refusal, two lines
+    that contradicted each other, for a plain start at a secured node's home."""
+    state = status(home)
+    if not state.running:
+        return None
+    running = state.engine or engine
+    running_port = int(str(state.url).rsplit(":", 1)[1])
+    what = f"{running.description} node of {home} (pid {state.pid}, {state.url})"
+    stop = f"cogr-search {running.name} stop --home {home}"
+    if running != engine:
+        hint = ("start with --secure to use it" if running.secure and not engine.secure
+                else "start without --secure to use it" if engine.secure and not running.secure
+                else f"start with --version {running.line} to use it")
+        raise LocalNodeError(f"the {what} runs there, not {engine.description}: {hint}, or stop it first: {stop}")
+    if port is not None and port != running_port:
+        raise LocalNodeError(f"the {what} already runs on port {running_port}, not {port}; "
+                             f"to move it: {stop}, then start --port {port}")
+    return f"already running: the {what}; reused as it is"
 
 
 # The launcher key of the line whose node last wrote a home's data.
@@ -304,10 +362,11 @@ def _reuse_existing(home: Path, timeout: float) -> NodeInfo | None:
 
 def _launch_stock(
     home: Path, port: int, heap: str, timeout: float, engine: Launcher, peers: stock.Peers | None,
-    extras: stock.NodeExtras = stock.NodeExtras(),
+    extras: stock.NodeExtras = stock.NodeExtras(), transport_port: int | None = None,
 ) -> NodeInfo:
     """Start the stock distribution of ``engine`` by its own ``bin/`` script (`stock.py`)."""
-    command = stock.prepare(home, port, heap, engine, peers, extras)
+    transport = transport_port if transport_port is not None else port + TRANSPORT_OFFSET
+    command = stock.prepare(home, port, heap, engine, peers, extras, transport)
     out_path = command.logs / "node.out"
     if out_path.exists():
         os.replace(out_path, command.logs / "node.out.prev")
@@ -333,14 +392,16 @@ def _launch_stock(
         if node is not None:
             _terminate(node, grace=20.0)
         raise
-    return _record_started(home, proc, engine, port, url, heap, time.monotonic() - started, user=command.user.name)
+    return _record_started(home, proc, engine, port, url, heap, time.monotonic() - started, user=command.user.name,
+                           transport_port=transport)
 
 
 def _record_started(
     home: Path, proc: subprocess.Popen[bytes], engine: Launcher, port: int, url: str, heap: str, start_seconds: float,
-    user: str | None = None,
+    user: str | None = None, transport_port: int | None = None,
 ) -> NodeInfo:
     """Write ``<home>/node.json`` for the node that just became ready, and return its info."""
+    transport_port = transport_port if transport_port is not None else port + TRANSPORT_OFFSET
     record = {
         "pid": proc.pid,
         "engine": engine.name,
@@ -353,13 +414,13 @@ def _record_started(
         "start_seconds": round(start_seconds, 3),
         "home": str(home),
         "heap": heap,
-        "transport_port": port + TRANSPORT_OFFSET,
+        "transport_port": transport_port,
         "version": _version(url, auth=security.credentials(home)),
     }
     if user is not None:
         record["user"] = user
     write_record(home, record)
-    write_last_port(home, port)
+    write_last_port(home, port, transport_port)
     return info_from_record(home, record)
 
 

@@ -99,8 +99,23 @@ def norm_home(home: Path | str) -> Path:
 LAST_PORT_NAME = "last-port"
 
 
-def write_last_port(home: Path, port: int) -> None:
+# Its transport port, written beside it: a restart on the same HTTP port keeps it.
+LAST_TRANSPORT_PORT_NAME = "last-transport-port"
+
+
+def write_last_port(home: Path, port: int, transport_port: int | None = None) -> None:
     (home / LAST_PORT_NAME).write_text(f"{port}\n")
+    if transport_port is not None:
+        (home / LAST_TRANSPORT_PORT_NAME).write_text(f"{transport_port}\n")
+
+
+def last_transport_port(home: Path) -> int | None:
+    """The transport port the node of ``home`` last started with (None: never started, or before
+    it was written)."""
+    try:
+        return int((norm_home(home) / LAST_TRANSPORT_PORT_NAME).read_text().strip())
+    except (OSError, ValueError):
+        return None
 
 
 def last_port(home: Path) -> int | None:

@@ -116,13 +116,22 @@ def admin_password(home: Path) -> str:
     return password
 
 
+# The variable the Hasher reads the password from (its ``-env NAME`` option).
+HASH_PASSWORD_VARIABLE = "COGR_PASSWORD_TO_HASH"
+
+
 def _hash(dist: Path, env: dict[str, str], password: str) -> str:
-    """The bcrypt hash of ``password`` by the security plugin's own Hasher (its tools/hash.sh)."""
+    """The bcrypt hash of ``password`` by the security plugin's own Hasher (its tools/hash.sh).
+
+    The password goes in the Hasher's environment (``-env``), never on its command line: any
+    user of the machine may read a process's arguments, only its owner (and root) its
+    environment. The Hasher's third way, a console prompt, needs a terminal."""
     java = Path(env[_java_home_key(env)]) / "bin" / "java"
     classpath = f"{dist / 'plugins' / 'opensearch-security'}/*:{dist / 'lib'}/*"
     done = subprocess.run(
-        [str(java), "-cp", classpath, "org.opensearch.security.tools.Hasher", "-p", password],
-        capture_output=True, text=True, check=False, env=env,
+        [str(java), "-cp", classpath, "org.opensearch.security.tools.Hasher", "-env", HASH_PASSWORD_VARIABLE],
+        capture_output=True, text=True, check=False, env={**env, HASH_PASSWORD_VARIABLE: password},
+        stdin=subprocess.DEVNULL,
     )
     hashed = done.stdout.strip().splitlines()[-1:] if done.returncode == 0 else []
     if not hashed or not hashed[0].startswith("$2"):

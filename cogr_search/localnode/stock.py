@@ -11,7 +11,13 @@ node's own lives in its runtime folder:
 
 The runtime folder is the node's home itself, unless the node runs as the ``cogr-search``
 user (the caller is root): then it is ``/var/lib/cogr-search/nodes/<hash of the home>``,
-owned by that user, and ``<home>/node`` links to it.
+owned by that user, ``<home>/node`` links to it and ``<runtime>/home`` names the home.
+
+Why outside the home for root: root's folders (``/root``, pytest's ``/tmp/pytest-of-root``)
+are closed to other users, so the node's user could not reach a runtime folder inside them.
+The price: deleting the home leaves the runtime folder behind. A home without its link
+whose runtime folder exists is such a leftover (`stale_runtime`): `process.start` refuses it
+in one line, and `cleanup.purge` removes it.
 """
 
 from __future__ import annotations
@@ -32,6 +38,8 @@ from cogr_search.settings import load_settings
 
 RUNTIMES = "nodes"
 LINK = "node"
+# In a runtime folder outside its home: the home's path, so a leftover names its home.
+HOME_NOTE = "home"
 
 
 @dataclass(frozen=True)
@@ -81,6 +89,13 @@ def runtime_dir(home: Path, user: NodeUser | None = None) -> Path:
     return user.home / RUNTIMES / digest
 
 
+def runtimes_root() -> Path:
+    """Where runtime folders outside their homes live (a root caller's nodes)."""
+    from cogr_search.localnode import service_user
+
+    return service_user.HOME / RUNTIMES
+
+
 def _user_for_lookup() -> NodeUser:
     """The node's user without creating it (a lookup must not add a system user)."""
     if os.geteuid() != 0:
@@ -88,6 +103,20 @@ def _user_for_lookup() -> NodeUser:
     from cogr_search.localnode import service_user
 
     return NodeUser(name=service_user.NAME, uid=0, gid=0, home=service_user.HOME)
+
+
+def stale_runtime(home: Path) -> Path | None:
+    """The runtime folder an earlier node of ``home`` left outside it, if ``home`` no longer
+    links to it (the home was deleted and made anew); None when there is none.
+
+    Why: that folder holds the earlier node's data and security index, which a new start
+    would reuse with a new admin password (OpenSearch's security index keeps the old one,
+    so the node never becomes ready). `prepare` links the home first, so a home whose first
+    start failed half-way is not mistaken for a leftover."""
+    runtime = runtime_dir(home)
+    if runtime == home or (home / LINK).is_symlink() or not runtime.exists():
+        return None
+    return runtime
 
 
 def data_dir(home: Path) -> Path:
@@ -101,17 +130,20 @@ def conf_argument(home: Path, engine: Launcher) -> str:
 
 
 def prepare(home: Path, port: int, heap: str, engine: Launcher, peers: Peers | None = None,
-            extras: NodeExtras = NodeExtras()) -> NodeCommand:
+            extras: NodeExtras = NodeExtras(), transport_port: int | None = None) -> NodeCommand:
     """Lay out the node's runtime folder for ``port`` and ``heap``; return how to start it.
 
     Without ``peers`` the node is a cluster of its own; with them it joins theirs.
-    ``extras``: the caller's settings, keystore entries and config files."""
+    ``extras``: the caller's settings, keystore entries and config files.
+    ``transport_port``: default ``port`` + 100."""
     user = node_user()
     dist = ensure_distribution(engine, user)
     runtime = runtime_dir(home, user)
     config = runtime / "config"
     for folder in (config / "jvm.options.d", runtime / "data", runtime / "logs"):
         folder.mkdir(parents=True, exist_ok=True)
+    if not user.is_caller:
+        _link(home, runtime)  # first: whatever fails below, the home still owns its runtime folder
     shutil.copyfile(dist / "config" / "log4j2.properties", config / "log4j2.properties")
     (config / "jvm.options").write_text(_jvm_options((dist / "config" / "jvm.options").read_text(), runtime))
     (config / "jvm.options.d" / "cogr.options").write_text(
@@ -122,12 +154,10 @@ def prepare(home: Path, port: int, heap: str, engine: Launcher, peers: Peers | N
     for name, source in extras.files.items():  # first: a caller's certificates are kept by a secured line
         shutil.copyfile(source, config / name)
     secured = _secure_lines(home, config, dist, env, engine)
-    (config / engine.settings_file).write_text(_settings(port, runtime, engine, peers, [*secured, *extras.yml_lines()]))
-    if not user.is_caller:
-        user.give(runtime)
-        link = home / LINK
-        if not link.is_symlink():
-            link.symlink_to(runtime, target_is_directory=True)
+    transport = transport_port if transport_port is not None else port + TRANSPORT_OFFSET
+    (config / engine.settings_file).write_text(
+        _settings(port, runtime, engine, peers, [*secured, *extras.yml_lines()], transport))
+    user.give(runtime)
     secure_settings = dict(extras.secure_settings)
     if engine.secure and engine.name == "elasticsearch":
         secure_settings.update(es_security.secure_settings(home))
@@ -142,6 +172,14 @@ def prepare(home: Path, port: int, heap: str, engine: Launcher, peers: Peers | N
     return NodeCommand(
         argv=[str(dist / "bin" / engine.script)], env=env, cwd=runtime, logs=runtime / "logs", user=user
     )
+
+
+def _link(home: Path, runtime: Path) -> None:
+    """``<home>/node`` -> the runtime folder, and ``<runtime>/home`` naming the home."""
+    link = home / LINK
+    if not link.is_symlink():
+        link.symlink_to(runtime, target_is_directory=True)
+    (runtime / HOME_NOTE).write_text(f"{home}\n")
 
 
 def _secure_lines(home: Path, config: Path, dist: Path, env: dict[str, str], engine: Launcher) -> list[str]:
@@ -182,7 +220,8 @@ def _discovery(peers: Peers | None) -> list[str]:
 
 
 def _settings(
-    port: int, runtime: Path, engine: Launcher, peers: Peers | None = None, extra_lines: list[str] | None = None
+    port: int, runtime: Path, engine: Launcher, peers: Peers | None = None, extra_lines: list[str] | None = None,
+    transport_port: int | None = None,
 ) -> str:
     """opensearch.yml (elasticsearch.yml) of a loopback node: the shared settings, the line's
     own, then ``extra_lines`` (a secured node's, the caller's)."""
@@ -194,7 +233,7 @@ def _settings(
             *_discovery(peers),
             f"network.host: {HOST}",
             f"http.port: {port}",
-            f"transport.port: {port + TRANSPORT_OFFSET}",
+            f"transport.port: {transport_port if transport_port is not None else port + TRANSPORT_OFFSET}",
             f"path.data: {runtime / 'data'}",
             f"path.logs: {runtime / 'logs'}",
             # A laptop's or CI's disk is often past the default 85-90% watermarks.

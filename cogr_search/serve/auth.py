@@ -75,7 +75,9 @@ class BearerAuth:
             await self.app(scope, receive, send)
             return
         reason = "missing bearer token" if header is None else "wrong bearer token"
-        await _unauthorized(send, f"{reason}: send 'Authorization: Bearer <token>'")
+        await _unauthorized(send, f"{reason}: send 'Authorization: Bearer <token>' (this service has a token: every "
+                                  f"route but {', '.join(sorted(self.open_paths))} needs it, /docs and /openapi.json "
+                                  "included)")
 
 
 async def _unauthorized(send: Callable, message: str) -> None:

@@ -171,7 +171,9 @@ class CogrSearch:
         try:
             response = Engine.unwrap(self.client.search(index=target, body=body))
         except NOT_FOUND:
-            raise CogrError(f"index {target!r} not found") from None
+            from cogr_search.cluster.suggest import missing_advice
+
+            raise CogrError(f"index {target!r} not found: {missing_advice(self.client, target, 'ingest it first')}") from None
         except API_ERRORS as err:
             raise CogrError(f"search on {target!r} failed: HTTP {status_of(err)} {getattr(err, 'error', '')}") from None
         query_keys = body["query"]["bool"]["filter"][0]["terms"][KEYWORD_FIELD]

@@ -143,6 +143,7 @@ class ServiceExpander:
         self._headers = {"Content-Type": "application/json"}
         if token is not None:
             self._headers["Authorization"] = f"Bearer {token}"
+        self._ca_certs = ca_certs
         self._context = service_tls(ca_certs) if self.url.startswith("https://") else None
         health = self._call("GET", "/health")
         self.run = str(health["run"])
@@ -161,6 +162,8 @@ class ServiceExpander:
             raise CogrError(f"expansion service {self.url}{path}: HTTP {err.code}: {_error_line(err)}") from None
         except (urllib.error.URLError, TimeoutError, OSError) as err:
             reason = getattr(err, "reason", err)
+            if isinstance(reason, ssl.SSLCertVerificationError):
+                raise CogrError(untrusted_service(self.url, reason, self._ca_certs)) from None
             raise CogrError(f"expansion service {self.url} unreachable: {reason}") from None
 
     def expand_queries(self, texts: Sequence[str]) -> list[list[str]]:
@@ -269,7 +272,18 @@ def service_tls(ca_certs: Path | None) -> ssl.SSLContext:
     try:
         return ssl.create_default_context(cafile=str(ca_certs))
     except (OSError, ssl.SSLError) as err:
-        raise CogrError(f"service CA {ca_certs}: {getattr(err, 'strerror', None) or err}") from None
+        raise CogrError(f"service CA COGR_SERVICE_CA_CERTS={ca_certs}: {getattr(err, 'strerror', None) or err}") from None
+
+
+def untrusted_service(url: str, err: ssl.SSLCertVerificationError, ca_certs: Path | None) -> str:
+    """The line for an https service whose certificate did not verify: with no CA given, or
+    with a CA in COGR_SERVICE_CA_CERTS that is not the one that signed it."""
+    reason = err.verify_message or "not trusted"
+    if ca_certs is None:
+        return (f"expansion service {url} presents a certificate this machine does not trust ({reason}): set "
+                "COGR_SERVICE_CA_CERTS to the CA file that signed it")
+    return (f"expansion service {url} presents a certificate that the CA in COGR_SERVICE_CA_CERTS={ca_certs} did "
+            f"not verify ({reason}): point COGR_SERVICE_CA_CERTS at the CA file that signed the service's certificate")
 
 
 def _error_line(err: urllib.error.HTTPError) -> str:

@@ -51,10 +51,27 @@ class Security:
         for path in (self.tls_cert, self.tls_key):
             if not path.is_file():
                 raise CogrError(f"TLS file {path}: not found")
-        try:
-            ssl.create_default_context(ssl.Purpose.CLIENT_AUTH).load_cert_chain(self.tls_cert, self.tls_key)
-        except (ssl.SSLError, OSError) as err:
+        _check_certificate(self.tls_cert)
+        try:  # the password callback answers "" where OpenSSL would prompt on the terminal for an encrypted key
+            ssl.create_default_context(ssl.Purpose.CLIENT_AUTH).load_cert_chain(self.tls_cert, self.tls_key,
+                                                                                password=lambda: "")
+        except ssl.SSLError as err:  # OpenSSL says only "PEM lib" for a key it cannot read
+            if err.reason == "KEY_VALUES_MISMATCH":
+                raise CogrError(f"--tls-key {self.tls_key} is not the private key of --tls-cert {self.tls_cert}") from None
+            raise CogrError(f"--tls-key {self.tls_key}: the private key could not be read (not an unencrypted PEM "
+                            "private key; an encrypted one needs `openssl pkey -in KEY -out PLAIN`)") from None
+        except OSError as err:
             raise CogrError(f"TLS files {self.tls_cert}, {self.tls_key}: {err.strerror or err}") from None
+
+
+def _check_certificate(path: Path) -> None:
+    """--tls-cert holds a PEM certificate: checked alone, so a failure of the pair names the key."""
+    try:
+        ssl.create_default_context().load_verify_locations(cafile=str(path))
+    except ssl.SSLError as err:
+        raise CogrError(f"--tls-cert {path}: no PEM certificate could be read from it ({err.reason or err})") from None
+    except OSError as err:
+        raise CogrError(f"--tls-cert {path}: {err.strerror or err}") from None
 
 
 def serve(

@@ -81,7 +81,9 @@ def enrich_index(
     started = time.perf_counter()
     index = alias_target(cluster, alias)
     if index is None:
-        raise CogrError(f"alias {alias!r} does not exist: ingest the catalog first")
+        from cogr_search.cluster.suggest import missing_advice
+
+        raise CogrError(f"alias {alias!r} does not exist: {missing_advice(cluster.client, alias, 'ingest the catalog first')}")
     report = EnrichReport(index=index, model=expander.model, round=expander.round)
     provenance = doc_fields.provenance(expander.round, expander.model)
     bar = progress_bar(total, f"enrich -> {alias}", "item", progress)

@@ -17,6 +17,7 @@ from typing import Literal
 
 from cogr_search.cluster.client import Cluster
 from cogr_search.cluster.indices import alias_target
+from cogr_search.cluster.suggest import missing_advice
 from cogr_search.cluster.sync import CoverageError, SyncResult, prune_versions, sync_keywords
 from cogr_search.cluster.sync_config import SyncConfig
 from cogr_search.errors import CogrError, InputError
@@ -167,8 +168,8 @@ def run_round_syncer(cluster: Cluster, alias: str, config: SyncConfig = SyncConf
     Items outside a run's subset (`train sft --max-items`) are title-only by default:
     that is how the shadow index the run trained against represents them."""
     if alias_target(cluster, alias) is None:  # refused now, not after the first round's training
-        raise CogrError(f"--sync-index {alias}: alias {alias!r} does not exist at {cluster.url}; run "
-                        f"`cogr-search ingest DATA --index {alias}` first")
+        advice = missing_advice(cluster.client, alias, f"run `cogr-search ingest DATA --index {alias}` first")
+        raise CogrError(f"--sync-index {alias}: alias {alias!r} does not exist at {cluster.url}; {advice}")
 
     def sync_round(run: RunDir, round_: int) -> dict:
         outcome = sync_source(cluster, alias, run_keyword_source(run, round_, "labelled"), config)
