@@ -32,6 +32,7 @@ from cogr_search.data import load_dataset, sample_catalog_path
 from cogr_search.settings import Settings
 
 if TYPE_CHECKING:
+    from cogr_search.evaluation.significance import PairedTest
     from cogr_search.runs.config import Phase1Config, Phase2Config
 
 Echo = Callable[[str], None]
@@ -94,9 +95,14 @@ class DemoResult:
     phases: list[dict]
     hybrid: dict
     student: dict | None = None  # the round's students: their eval row, cold expansions, an example
+    # each row's F1 against BM25's, query by query (method -> test): is a gap more than luck of 40 queries?
+    tests: Mapping[str, "PairedTest"] = field(default_factory=dict)
 
     def as_json(self) -> dict:
-        """`demo --json`: BM25, the final CoGR round, and every phase's shadow metrics."""
+        """`demo --json`: BM25, the final CoGR round, every phase's shadow metrics, and
+        each row's paired test against BM25."""
+        from dataclasses import asdict
+
         bm25, *cogr = self.reports
         return {
             "bm25": bm25,
@@ -104,6 +110,7 @@ class DemoResult:
             "cogr_sft": cogr[0],
             "hybrid": self.hybrid,
             "student": self.student,
+            "tests_against_bm25": {method: {**asdict(test), "how": test.how()} for method, test in self.tests.items()},
             "phases": self.phases,
             "example": self.example,
             "run": str(self.run),
@@ -208,7 +215,21 @@ def run_demo(settings: Settings, options: DemoOptions, echo: Echo) -> DemoResult
     write_report([*reports, hybrid], report_path, run.root / "report.png", title="cogr-search demo: BM25 vs CoGR keywords")
     example = _example(cluster, options.index, split.evaluate, run, round_)
     student = _student(cluster, options.index, split, run, round_, example["query"], settings, echo)
-    return DemoResult(cluster.url, run.root, options.index, reports, report_path, example, phases, hybrid, student)
+    tests = against_baseline(bm25, [*reports[1:], student["report"], hybrid])
+    return DemoResult(cluster.url, run.root, options.index, reports, report_path, example, phases, hybrid, student, tests)
+
+
+def against_baseline(baseline: dict, rows: list[dict], metric: str = "F1") -> dict[str, "PairedTest"]:
+    """Each row's `metric` against the baseline's on the same queries (method -> test),
+    with the report's defaults (10,000 sign flips, seed 0), so both say the same."""
+    from cogr_search.evaluation.significance import paired_test
+
+    tests = {}
+    for row in rows:
+        test = paired_test(baseline, row, metric)
+        if test is not None:
+            tests[str(row["method"])] = test
+    return tests
 
 
 def _student(cluster, alias: str, split, run, round_: int, query: str, settings: Settings, echo: Echo) -> dict:

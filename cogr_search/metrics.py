@@ -114,16 +114,27 @@ def compute_metrics(
     Returns the keys of `metric_names(ks)` plus `queries`, the number of queries scored
     (all metrics are 0.0 when it is 0).
     """
+    return macro_average(per_query_metrics(results, relevant, ks), ks)
+
+
+def macro_average(by_query: Mapping[str, Mapping[str, float]], ks: Sequence[int] = DEFAULT_KS) -> dict[str, float]:
+    """`compute_metrics` from per-query metrics: each metric's mean over the queries."""
     totals = dict.fromkeys(metric_names(ks), 0.0)
-    scored = 0
-    empty = QueryResult(0, 0, [])
-    for query_id, rel in relevant.items():
-        if not rel:
-            continue
-        per_query = query_metrics(results.get(query_id, empty), rel, ks)
+    for per_query in by_query.values():
         for name, value in per_query.items():
             totals[name] += value
-        scored += 1
+    scored = len(by_query)
     averaged = {name: (value / scored if scored else 0.0) for name, value in totals.items()}
     averaged["queries"] = scored
     return averaged
+
+
+def per_query_metrics(
+    results: Mapping[str, QueryResult],
+    relevant: Mapping[str, set[str]],
+    ks: Sequence[int] = DEFAULT_KS,
+) -> dict[str, dict[str, float]]:
+    """{query id: its metrics} for the queries `compute_metrics` averages over: a paired
+    significance test compares two methods query by query, not by their means."""
+    empty = QueryResult(0, 0, [])
+    return {query_id: query_metrics(results.get(query_id, empty), rel, ks) for query_id, rel in relevant.items() if rel}

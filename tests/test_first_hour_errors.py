@@ -203,8 +203,16 @@ def test_roles_apply_looks_each_user_up_before_writing(secured: Secured, tmp_pat
 
 @pytest.mark.opensearch
 def test_roles_apply_by_a_non_admin_says_it_needs_a_security_admin(secured: Secured, tmp_path: Path) -> None:
+    """A user with no role at all is refused at GET / (OpenSearch) in one line; one holding a
+    reader's role is told that applying roles needs a security admin."""
     secured.create_user("fh-plain")
     alias = f"fh-plain-{secured.engine[:2]}"
+    if secured.engine == "opensearch":  # no role: even GET / (cluster:monitor/main) is refused
+        line = _one_error(_cli("sync", "--index", alias, "--status", env=secured.env(tmp_path, "fh-plain", PASSWORD)))
+        assert f"the cluster at {secured.url} refused user 'fh-plain' its root endpoint GET / (HTTP 403)" in line, line
+    applied = _cli("security", "roles", "--apply", "--alias", f"fh-other-{secured.engine[:2]}", "--reader-user",
+                   "fh-plain", env=secured.env(tmp_path))
+    assert applied.returncode == 0, applied.stderr
     line = _one_error(_cli("security", "roles", "--apply", "--alias", alias,
                            env=secured.env(tmp_path, "fh-plain", PASSWORD)))
     assert f"security roles --apply needs a security admin: {secured.label} at {secured.url} refused user " \

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 
 import click
@@ -11,14 +12,24 @@ import click
 from cogr_search.cli.options import emit_json, json_output, opensearch_url, runs_dir, settings_from
 from cogr_search.cli.train_cmds import launched, processes_option
 from cogr_search.demo import DemoOptions
+from cogr_search.evaluation.significance import PairedTest
 
 
-def _print_comparison(reports: list[dict]) -> None:
+def _print_comparison(reports: list[dict], tests: Mapping[str, PairedTest]) -> None:
+    """The held-out table, each row's F1 p-value against BM25 (the first row), and the
+    hybrid-vs-BM25 test in words (the comparison a team decides on)."""
+    from cogr_search.evaluation.significance import format_p
+
     keys = ["P", "R", "F1", "MRR@10", "NDCG@10", "P@10", "R@10", "R@100"]
     click.echo("\nHeld-out queries, OpenSearch:")
-    click.echo(f"{'method':<10}" + "".join(f"{k:>9}" for k in keys) + f"{'queries':>9}")
-    for r in reports:
-        click.echo(f"{r['method']:<10}" + "".join(f"{r[k]:>9.3f}" for k in keys) + f"{r['queries']:>9}")
+    click.echo(f"{'method':<10}" + "".join(f"{k:>9}" for k in keys) + f"{'queries':>9}{'p F1':>10}")
+    for position, r in enumerate(reports):
+        test = tests.get(r["method"])
+        p_cell = "baseline" if position == 0 else (format_p(test.p_value) if test else "-")
+        click.echo(f"{r['method']:<10}" + "".join(f"{r[k]:>9.3f}" for k in keys) + f"{r['queries']:>9}{p_cell:>10}")
+    hybrid = tests.get("hybrid")
+    if hybrid is not None:
+        click.echo(hybrid.line())
 
 
 def _print_phases(phases: list[dict]) -> None:
@@ -72,7 +83,8 @@ def demo(index: str, run_name: str, runs_dir: Path | None, sft_steps: int | None
     if as_json:
         emit_json(result.as_json())
         return
-    _print_comparison([*result.reports, *([result.student["report"]] if result.student else []), result.hybrid])
+    _print_comparison([*result.reports, *([result.student["report"]] if result.student else []), result.hybrid],
+                      result.tests)
     _print_phases(result.phases)
     ex = result.example
     click.echo(f"\nquery {ex['query']!r} -> keywords {ex['keywords']}  ({ex['retrieved']} items retrieved)")

@@ -53,6 +53,13 @@ def probe_root(url: str, settings: Settings) -> tuple[dict, dict[str, str]]:
         if settings.cluster_api_key and "opensearch" in headers.get("www-authenticate", "").lower():
             raise CogrError(no_api_keys(url))
         raise CogrError(credentials_refused("the cluster", url, settings))
+    if status == 403:  # a secured cluster: signed in, but no role of the user allows GET /
+        who = f"user {settings.cluster_user!r}" if settings.cluster_user else "these credentials"
+        raise CogrError(
+            f"the cluster at {url} refused {who} its root endpoint GET / (HTTP 403): the user holds no role that "
+            "allows cluster:monitor/main; a security admin maps it to one (`cogr-search security roles --apply "
+            "--alias ALIAS --writer-user USER`, docs/security.md)"
+        )
     if status in _TRANSIENT:
         raise os_exc.TransportError(status, "unavailable", data)  # retried by Cluster.call
     body = _json(data)

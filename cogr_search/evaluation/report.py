@@ -2,21 +2,27 @@
 
 A search team compares methods on its own labelled queries in one table; the PNG shows
 precision and recall as the per-query cutoff grows, one line per method, which is where
-a fixed top-K baseline and CoGR's variable-size retrieved set differ. matplotlib is
-imported only when a plot is drawn (the `report` extra).
+a fixed top-K baseline and CoGR's variable-size retrieved set differ. With two results
+or more, every method is tested against the first file (the baseline) query by query
+(`significance.py`), so the table says whether a gap is more than luck on these
+queries. matplotlib is imported only when a plot is drawn (the `report` extra).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from cogr_search.errors import CogrError, InputError
+from cogr_search.evaluation.significance import (
+    DEFAULT_RESAMPLES, DEFAULT_SEED, PairedTest, check_same_queries, format_p, paired_test,
+)
 
 MAIN_COLUMNS = ("P", "R", "F1", "MRR@100", "NDCG@100", "P@100", "R@100", "F1@100")
 CUTOFF_COLUMNS = ("MRR@10", "NDCG@10", "P@10", "R@10", "F1@10", "MRR@1000", "NDCG@1000", "P@1000", "R@1000", "F1@1000")
 REQUIRED = ("method", "P", "R", "F1", "queries")
+TESTED = ("F1", "NDCG@10")  # the set metric CoGR optimises, and the usual ranking metric
 
 
 def load_reports(paths: Sequence[Path]) -> list[dict]:
@@ -32,6 +38,8 @@ def load_reports(paths: Sequence[Path]) -> list[dict]:
         reports.append(report)
     if not reports:
         raise InputError("no eval reports given")
+    for path, report in zip(paths[1:], reports[1:]):
+        check_same_queries(str(paths[0]), reports[0], str(path), report)
     return reports
 
 
@@ -57,10 +65,12 @@ def _cell(value: object) -> str:
     return "" if value is None else str(value)
 
 
-def _table(reports: Sequence[dict], columns: Sequence[str], lead: Sequence[str]) -> list[str]:
-    header = [*lead, *columns]
+def _table(reports: Sequence[dict], columns: Sequence[str], lead: Sequence[str],
+           extra: tuple[str, Sequence[str]] | None = None) -> list[str]:
+    """One row per report; `extra` is one more column (its header, one cell per report)."""
+    header = [*lead, *columns, *([extra[0]] if extra else [])]
     lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
-    for report in reports:
+    for position, report in enumerate(reports):
         settings = report.get("settings", {})
         values = {
             "method": method_name(report),
@@ -73,16 +83,56 @@ def _table(reports: Sequence[dict], columns: Sequence[str], lead: Sequence[str])
         qps = values["queries/s"]
         values["queries/s"] = f"{qps:.1f}" if isinstance(qps, (int, float)) else qps
         row = [_cell(values[c]) for c in lead] + [_cell(report.get(c)) for c in columns]
+        if extra:
+            row.append(extra[1][position])
         lines.append("| " + " | ".join(row) + " |")
     return lines
 
 
-def markdown(reports: Sequence[dict], title: str = "Retrieval evaluation", plot_name: str | None = None) -> str:
-    """The comparison as Markdown: main table (paper Table 2 columns), then @10/@1000."""
+def paired_tests(reports: Sequence[dict], metric: str, resamples: int = DEFAULT_RESAMPLES,
+                 seed: int = DEFAULT_SEED) -> list[PairedTest | None]:
+    """Every report after the first against the first on `metric` (None: no per-query values)."""
+    base = reports[0]
+    return [paired_test(base, r, metric, resamples, seed, method_name(base), method_name(r)) for r in reports[1:]]
+
+
+def _p_column(metric: str, tests: Sequence[PairedTest | None]) -> tuple[str, list[str]]:
+    return f"p {metric}", ["baseline", *(format_p(t.p_value) if t else "n/a" for t in tests)]
+
+
+def _test_note(reports: Sequence[dict], tests: Mapping[str, Sequence[PairedTest | None]]) -> list[str]:
+    """What the p columns are, the test's resamples and seed, and how to read them."""
+    done = [t for row in tests.values() for t in row if t is not None]
+    lines = []
+    if done:
+        lines.append(
+            f"p {', p '.join(tests)}: each method against the first row ({method_name(reports[0])}), {done[0].how()}, "
+            "computed by `scipy.stats.permutation_test`. p is how often the mean difference would lie at least this far from "
+            "zero if the two methods were interchangeable on these queries. A small p (below 0.05, the usual bar; "
+            "ask for less when many methods are compared with one baseline) says the gap is unlikely to be luck of "
+            "these queries; a large p says these queries cannot tell the two apart, not that they are equal."
+        )
+    if len(done) < sum(len(row) for row in tests.values()):
+        lacking = [label(r) for r in reports if not isinstance(r.get("per_query"), dict)]
+        where = f" in {', '.join(lacking)}" if lacking else ""
+        lines.append(f"n/a: no per-query values{where} (an eval file written before they were saved, or an @k "
+                     "beyond its ranking depth); rerun `cogr-search eval ... --out FILE` to test it.")
+    return lines
+
+
+def markdown(reports: Sequence[dict], title: str = "Retrieval evaluation", plot_name: str | None = None,
+             resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED) -> str:
+    """The comparison as Markdown: main table (paper Table 2 columns), then @10/@1000;
+    with two results or more, each table ends in a p-value against the first row."""
+    tests = {metric: paired_tests(reports, metric, resamples, seed) for metric in TESTED} if len(reports) > 1 else {}
+    main_p = _p_column("F1", tests["F1"]) if tests else None
+    cutoff_p = _p_column("NDCG@10", tests["NDCG@10"]) if tests else None
     lines = [f"# {title}", ""]
-    lines += _table(reports, MAIN_COLUMNS, ("method", "dataset", "split", "queries", "cutoff", "queries/s"))
+    lines += _table(reports, MAIN_COLUMNS, ("method", "dataset", "split", "queries", "cutoff", "queries/s"), main_p)
     lines += ["", "Cutoffs 10 and 1000:", ""]
-    lines += _table(reports, CUTOFF_COLUMNS, ("method", "dataset", "split"))
+    lines += _table(reports, CUTOFF_COLUMNS, ("method", "dataset", "split"), cutoff_p)
+    if tests:
+        lines += ["", *_test_note(reports, tests)]
     lines += [
         "",
         "P, R, F1: macro averages over the full retrieved set (ranked baselines: the top `cutoff` items, "
@@ -129,7 +179,8 @@ def plot(reports: Sequence[dict], path: Path) -> None:
     plt.close(fig)
 
 
-def write_report(reports: Sequence[dict], markdown_path: Path, png_path: Path | None, title: str = "Retrieval evaluation") -> None:
+def write_report(reports: Sequence[dict], markdown_path: Path, png_path: Path | None, title: str = "Retrieval evaluation",
+                 resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED) -> None:
     from cogr_search.atomic import check_writable
 
     for path in (markdown_path, png_path):
@@ -144,4 +195,4 @@ def write_report(reports: Sequence[dict], markdown_path: Path, png_path: Path | 
         except ValueError:
             plot_name = str(png_path)
     markdown_path.parent.mkdir(parents=True, exist_ok=True)
-    markdown_path.write_text(markdown(reports, title, plot_name), encoding="utf-8")
+    markdown_path.write_text(markdown(reports, title, plot_name, resamples, seed), encoding="utf-8")

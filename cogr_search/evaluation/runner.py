@@ -6,7 +6,9 @@ Methods differ only in how they retrieve, so they come in as callables:
 - a *set retriever* (cogr) maps {query id: text} to `QueryResult`s with exact full-set
   counts, so P/R/F1 need no cutoff.
 The result is one flat dict: the metric keys of `cogr_search.metrics`, `queries`,
-`method`, `queries_per_s`, and a `settings` dict saying what produced the numbers.
+`method`, `queries_per_s`, a `settings` dict saying what produced the numbers, and
+`per_query` ({metric: {query id: value}}, rounded to 6 decimals) so that `report` can
+test two saved results query by query (`evaluation/significance.py`).
 
 `queries_per_s` is the number of queries retrieved divided by the wall time spent in the
 retrieval callables (tuning queries included; item embedding and index building are
@@ -22,7 +24,7 @@ from datetime import datetime, timezone
 from cogr_search.data import Dataset, EvalSplit
 from cogr_search.errors import InputError
 from cogr_search.evaluation.cutoff import CURVE_GRID, cutoff_curve, results_at_cutoff, tune_cutoff
-from cogr_search.metrics import QueryResult, compute_metrics, ks_for_depth
+from cogr_search.metrics import QueryResult, ks_for_depth, macro_average, per_query_metrics
 
 Ranker = Callable[[Mapping[str, str]], dict[str, list[str]]]
 SetRetriever = Callable[[Mapping[str, str], Mapping[str, set[str]]], dict[str, QueryResult]]
@@ -52,6 +54,15 @@ def _curve(ranked: Mapping[str, Sequence[str]], relevant: Mapping[str, set[str]]
     """P/R/F1 per cutoff for plots, on the grid points a depth-`depth` ranking reaches."""
     grid = [k for k in CURVE_GRID if k <= depth] or [depth]
     return _rounded(cutoff_curve(ranked, relevant, grid))
+
+
+def _scored(results: Mapping[str, QueryResult], relevant: Mapping[str, set[str]], depth: int) -> dict[str, object]:
+    """The macro averages and, per metric, every scored query's value."""
+    by_query = per_query_metrics(results, relevant, ks_for_depth(depth))
+    metrics: dict[str, object] = dict(macro_average(by_query, ks_for_depth(depth)))
+    names = [name for name in metrics if name != "queries"]
+    metrics["per_query"] = {name: {q: round(values[name], 6) for q, values in by_query.items()} for name in names}
+    return metrics
 
 
 def _timed(fn: Callable[[], dict]) -> tuple[dict, float]:
@@ -126,7 +137,7 @@ def evaluate_ranked(
         info = {"cutoff_source": "--cutoff"}
     evaluated_ranked = {q: ranked.get(q, []) for q in evaluated.queries}
     results = results_at_cutoff(evaluated_ranked, relevant, cutoff)
-    metrics = compute_metrics(results, relevant, ks_for_depth(depth))
+    metrics = _scored(results, relevant, depth)
     return {
         **metrics,
         "method": method,
@@ -152,7 +163,7 @@ def evaluate_sets(
     relevant = evaluated.relevant()
     texts = query_texts(evaluated)
     results, seconds = _timed(lambda: retrieve(texts, relevant))
-    metrics = compute_metrics(results, relevant, ks_for_depth(depth))
+    metrics = _scored(results, relevant, depth)
     return {
         **metrics,
         "method": method,
