@@ -62,7 +62,7 @@ from cogr_search.localnode import (
     OPENSEARCH,
     OPENSEARCH_3,
     OPENSEARCH_SECURE,
-    Launcher,
+    EngineLine,
     LocalNodeError,
     NodeInfo,
     security,
@@ -137,14 +137,14 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         shutil.rmtree(_secure_dir, ignore_errors=True)
 
 
-def secured_launcher(launcher: Launcher) -> Launcher:
+def secured_launcher(launcher: EngineLine) -> EngineLine:
     """The launcher a session node of ``launcher``'s line uses: its secured line in secure mode."""
     if not secure_chosen():
         return launcher
     return {OPENSEARCH.key: OPENSEARCH_SECURE, ELASTICSEARCH.key: ELASTICSEARCH_SECURE}[launcher.key]
 
 
-def node_extras(home: Path, launcher: Launcher) -> NodeExtras:
+def node_extras(home: Path, launcher: EngineLine) -> NodeExtras:
     """A secured session node's share of the session's credentials: the certificates (as
     config files) and the admin password (seeded into its home, where `start` reads it)."""
     if not launcher.secure or _secure_dir is None:
@@ -270,7 +270,7 @@ class LocalNodeHandle:
     container instead (`url` is then that cluster's and `ensure`/`stop` are not used).
     """
 
-    def __init__(self, engine: Launcher, home: Path, heap: str, external_url: str | None = None) -> None:
+    def __init__(self, engine: EngineLine, home: Path, heap: str, external_url: str | None = None) -> None:
         self.engine = engine
         self.home = home
         self.heap = heap
@@ -333,7 +333,7 @@ def es_node_handle(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalNo
         handle.purge()
 
 
-def _newer_line_handle(launcher: Launcher, home: Path, heap: str, env_var: str) -> LocalNodeHandle:
+def _newer_line_handle(launcher: EngineLine, home: Path, heap: str, env_var: str) -> LocalNodeHandle:
     external = os.environ.get(env_var)
     return LocalNodeHandle(launcher, home, heap, external_url=external or None)
 

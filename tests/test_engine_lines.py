@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from cogr_search import localnode as local_node
-from cogr_search.localnode import ELASTICSEARCH, ELASTICSEARCH_9, OPENSEARCH, OPENSEARCH_3, Launcher, LocalNodeError
+from cogr_search.localnode import ELASTICSEARCH, ELASTICSEARCH_9, OPENSEARCH, OPENSEARCH_3, EngineLine, LocalNodeError
 from cogr_search.localnode import build as local_node_build
 from cogr_search.localnode import stock
 from cogr_search.localnode.distribution import ensure_distribution
@@ -58,7 +58,7 @@ def test_an_unknown_version_is_one_line_naming_the_lines() -> None:
 
 
 @pytest.mark.parametrize("engine", LINES, ids=lambda e: f"opensearch-{e.line}")
-def test_each_line_builds_its_plugin_zip_into_its_own_folder_and_installs_it_in_its_distribution(engine: Launcher) -> None:
+def test_each_line_builds_its_plugin_zip_into_its_own_folder_and_installs_it_in_its_distribution(engine: EngineLine) -> None:
     plugin_zip = local_node.ensure_built(engine=engine)
     assert plugin_zip.parent.name == engine.build_dir and plugin_zip.parent.parent.name == "cogr-plugin"
     assert plugin_zip.name.endswith(f"-opensearch-{engine.version}.zip")
@@ -69,7 +69,7 @@ def test_each_line_builds_its_plugin_zip_into_its_own_folder_and_installs_it_in_
 
 
 @pytest.mark.parametrize("engine", [ELASTICSEARCH, ELASTICSEARCH_9], ids=lambda e: f"elasticsearch-{e.line}")
-def test_each_elasticsearch_line_builds_into_its_own_folder_and_installs_its_root_endpoint(engine: Launcher) -> None:
+def test_each_elasticsearch_line_builds_into_its_own_folder_and_installs_its_root_endpoint(engine: EngineLine) -> None:
     plugin_zip = local_node.ensure_built(engine=engine)
     assert plugin_zip.parent.name == engine.build_dir and plugin_zip.parent.parent.name == "es-node"
     assert plugin_zip.name.endswith(f"-elasticsearch-{engine.version}.zip")
@@ -112,7 +112,7 @@ def test_without_a_jdk_21_the_3x_line_is_skipped_in_one_line(tmp_path: Path, mon
      (ELASTICSEARCH_9, "elasticsearch9_url", "es9_node_handle", "default")],
     ids=["opensearch-3.8", "elasticsearch-9.2"],
 )
-def test_the_session_node_of_a_newer_line_is_what_it_claims(launcher: Launcher, url_fixture: str, handle_fixture: str,
+def test_the_session_node_of_a_newer_line_is_what_it_claims(launcher: EngineLine, url_fixture: str, handle_fixture: str,
                                                            distribution: str, request: pytest.FixtureRequest) -> None:
     from tests.test_local_node import _get
 

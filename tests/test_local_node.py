@@ -29,7 +29,7 @@ import pytest
 from cogr_search import localnode as local_node
 from cogr_search.localnode import build as local_node_build
 from cogr_search.localnode import cleanup, stock
-from cogr_search.localnode import ELASTICSEARCH, ELASTICSEARCH_9, ENGINES, OPENSEARCH, OPENSEARCH_3, Launcher, LocalNodeError, NodeInfo
+from cogr_search.localnode import ELASTICSEARCH, ELASTICSEARCH_9, ENGINES, OPENSEARCH, OPENSEARCH_3, EngineLine, LocalNodeError, NodeInfo
 from tests.conftest import REPO_ROOT, LocalNodeHandle, free_port_pair
 
 pytestmark = [
@@ -80,9 +80,9 @@ def test_plugins_dir_defaults_to_repo_and_obeys_env(monkeypatch: pytest.MonkeyPa
 
 
 @pytest.mark.parametrize("engine", [OPENSEARCH, OPENSEARCH_3, ELASTICSEARCH, ELASTICSEARCH_9], ids=lambda e: e.key)
-def test_ensure_built_is_a_no_op_when_up_to_date(engine: Launcher, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_ensure_built_is_a_no_op_when_up_to_date(engine: EngineLine, monkeypatch: pytest.MonkeyPatch) -> None:
     jar = local_node.ensure_built(engine=engine)
-    assert jar == local_node.launcher_jar(engine) and jar.is_file()
+    assert jar == local_node.plugin_zip(engine) and jar.is_file()
     # A node needs only its plugin zip, made for its distribution's exact version.
     assert jar.name.endswith(f"-{engine.name}-{engine.version}.zip")
     mtime = jar.stat().st_mtime
@@ -146,7 +146,7 @@ def test_stop_never_kills_a_process_that_reused_the_pid(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("engine", [OPENSEARCH, ELASTICSEARCH], ids=lambda e: e.name)
-def test_start_refuses_a_busy_port_without_starting_a_jvm(tmp_path: Path, engine: Launcher) -> None:
+def test_start_refuses_a_busy_port_without_starting_a_jvm(tmp_path: Path, engine: EngineLine) -> None:
     with socket.socket() as listener:
         listener.bind(("127.0.0.1", 0))
         listener.listen()

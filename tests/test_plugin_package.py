@@ -11,13 +11,13 @@ import zipfile
 
 import pytest
 
-from cogr_search.localnode import OPENSEARCH, OPENSEARCH_3, Launcher, ensure_built, plugins_dir
+from cogr_search.localnode import OPENSEARCH, OPENSEARCH_3, EngineLine, ensure_built, plugins_dir
 from cogr_search.localnode.distribution import ensure_distribution
 from cogr_search.localnode.service_user import node_user
 
 
 @pytest.mark.parametrize("engine", [OPENSEARCH, OPENSEARCH_3], ids=lambda e: f"opensearch-{e.line}")
-def test_plugin_zip_has_descriptor_policy_and_jar(engine: Launcher) -> None:
+def test_plugin_zip_has_descriptor_policy_and_jar(engine: EngineLine) -> None:
     built = ensure_built(engine=engine)
     # The line's folder holds its zips only (2.19's also holds the 2.19.4 zip of `start --secure`).
     zips = sorted((plugins_dir() / "cogr-plugin" / engine.build_dir).glob("cogr-search-plugin-*-opensearch-*.zip"))

@@ -25,7 +25,7 @@ from cogr_search.cluster.pipelines import PipelineConfig, install_pipelines
 from cogr_search.data import Item, load_dataset, sample_catalog_path
 from cogr_search.generators.students.distill import distill_run
 from cogr_search.localnode import keystore, security
-from cogr_search.localnode.launchers import OPENSEARCH_SECURE
+from cogr_search.localnode.engine_lines import OPENSEARCH_SECURE
 from cogr_search.localnode.process import start, stop
 from cogr_search.localnode.stock import NodeExtras
 from cogr_search.settings import load_settings

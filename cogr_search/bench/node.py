@@ -38,7 +38,7 @@ def throwaway_node(port: int | None, heap: str, nodes: int = 1) -> Iterator[loca
                 multinode.stop_cluster(Path(home))
 
 
-def start_times(engine: local_node.Launcher, nodes: int, repeat: int, heap: str) -> dict:
+def start_times(engine: local_node.EngineLine, nodes: int, repeat: int, heap: str) -> dict:
     """Start a fresh node (or ``nodes``-node cluster) ``repeat`` times in throwaway homes: the
     seconds from launch to a yellow answer, and to stopped again."""
     import time

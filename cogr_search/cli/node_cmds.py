@@ -14,10 +14,10 @@ import click
 
 from cogr_search.cli.options import settings_from
 from cogr_search import localnode as local_node
-from cogr_search.localnode import ELASTICSEARCH, LINES, OPENSEARCH, SECURE_LINES, Launcher, multinode, topology
+from cogr_search.localnode import ELASTICSEARCH, LINES, OPENSEARCH, SECURE_LINES, EngineLine, multinode, topology
 
 
-def node_group(engine: Launcher) -> click.Group:
+def node_group(engine: EngineLine) -> click.Group:
     """The `start|stop|status` group of ``engine``'s local node, with a ``--version`` per line."""
     lines = LINES[engine.name]
     newer = list(lines.values())[-1]

@@ -30,7 +30,7 @@ from pathlib import Path
 
 from cogr_search.containers.engine import BASE_SUITES, EngineError, base_image, engine, engine_command
 from cogr_search.errors import CogrError
-from cogr_search.localnode import ELASTICSEARCH, OPENSEARCH, OPENSEARCH_3, Launcher, ensure_built
+from cogr_search.localnode import ELASTICSEARCH, OPENSEARCH, OPENSEARCH_3, EngineLine, ensure_built
 from cogr_search.localnode.distribution import maven_zip, unpack_stock
 
 REPO = Path(__file__).resolve().parents[2]
@@ -156,7 +156,7 @@ def _copy(sources: Iterable[Path], context: Path) -> None:
             shutil.copy2(source, target)
 
 
-def _plugin_zip(launcher: Launcher) -> Path:
+def _plugin_zip(launcher: EngineLine) -> Path:
     return ensure_built(engine=launcher)
 
 
@@ -165,7 +165,7 @@ def _modules_sources() -> list[Path]:
     return [project / "pom.xml", project / "src", REPO / "plugins" / "pom.xml"]
 
 
-def _dist_image(launcher: Launcher, base: str, java_package: str) -> Image:
+def _dist_image(launcher: EngineLine, base: str, java_package: str) -> Image:
     """The stock distribution of ``launcher`` in the official image's layout (engine-dist.Dockerfile)."""
     engine_name = launcher.engine.name
 
@@ -188,7 +188,7 @@ def _dist_image(launcher: Launcher, base: str, java_package: str) -> Image:
                  parent=base, build_args={"BASE": base, "JAVA_PACKAGE": java_package, "ENGINE": engine_name})
 
 
-def _plugin_image(launcher: Launcher, base: str) -> Image:
+def _plugin_image(launcher: EngineLine, base: str) -> Image:
     def stage(context: Path) -> None:
         shutil.copy2(_plugin_zip(launcher), context / "cogr-search-plugin.zip")
 
@@ -207,7 +207,7 @@ def _download_volumes() -> tuple[str, ...]:
 
 
 SERVE_IMAGE = "localhost/cogr-serve:latest"
-LINES: dict[str, tuple[Launcher, str, str]] = {
+LINES: dict[str, tuple[EngineLine, str, str]] = {
     OPENSEARCH.version: (OPENSEARCH, "bookworm", "openjdk-17-jre-headless"),
     # 3.x needs Java 21: Debian has it from trixie on.
     OPENSEARCH_3.version: (OPENSEARCH_3, "trixie", "openjdk-21-jre-headless"),
@@ -218,7 +218,7 @@ ELASTICSEARCH_IMAGE = f"localhost/cogr-elasticsearch-dist:{ELASTICSEARCH.version
 """Elasticsearch has no cogr plugin: the distribution image is the one the tests run."""
 
 
-def opensearch_image(launcher: Launcher) -> str:
+def opensearch_image(launcher: EngineLine) -> str:
     """The tag of the OpenSearch image with the plugin for ``launcher``'s version."""
     return f"localhost/cogr-opensearch:{launcher.version}"
 

@@ -24,7 +24,7 @@ import psutil
 
 from cogr_search.containers.engine import LABEL, EngineError, docker_api_env, engine, ensure_docker_api
 from cogr_search.containers.images import ELASTICSEARCH_IMAGE, opensearch_image
-from cogr_search.localnode import OPENSEARCH, OPENSEARCH_3, Launcher
+from cogr_search.localnode import OPENSEARCH, OPENSEARCH_3, EngineLine
 from cogr_search.settings import load_settings
 
 ROLE = "test-node"
@@ -44,7 +44,7 @@ class NodeImage:
     memory: str = "1536m"
 
 
-def opensearch_node(launcher: Launcher, heap: str = "768m") -> NodeImage:
+def opensearch_node(launcher: EngineLine, heap: str = "768m") -> NodeImage:
     """A single-node OpenSearch of ``launcher``'s line with the cogr plugin."""
     return NodeImage(opensearch_image(launcher), 9200,
                      {"discovery.type": "single-node", "OPENSEARCH_JAVA_OPTS": f"-Xms{heap} -Xmx{heap}"})

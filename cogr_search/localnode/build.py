@@ -20,7 +20,7 @@ from pathlib import Path
 from filelock import FileLock
 
 from cogr_search.localnode.java import jdk_for
-from cogr_search.localnode.launchers import OPENSEARCH, Launcher, LocalNodeError
+from cogr_search.localnode.engine_lines import OPENSEARCH, EngineLine, LocalNodeError
 from cogr_search.settings import load_settings
 
 # A first build downloads ~80 jars from Maven Central; generous but bounded.
@@ -41,13 +41,13 @@ def plugins_dir() -> Path:
     return Path(__file__).resolve().parents[2] / "plugins"
 
 
-def launcher_jar(engine: Launcher = OPENSEARCH) -> Path:
+def plugin_zip(engine: EngineLine = OPENSEARCH) -> Path:
     """Where the Maven build puts the line's plugin zip; each line has its own build folder
     (``target/``, ``target-os3/``, ``target-es9/``)."""
-    return plugins_dir() / engine.module / engine.build_dir / engine.jar_name
+    return plugins_dir() / engine.module / engine.build_dir / engine.plugin_zip_name
 
 
-def _build_inputs(root: Path, engine: Launcher) -> Iterator[Path]:
+def _build_inputs(root: Path, engine: EngineLine) -> Iterator[Path]:
     """Every file whose change requires a rebuild: the parent pom, the modules' poms and sources."""
     yield from root.glob("pom.xml")
     for module in engine.modules:
@@ -57,8 +57,8 @@ def _build_inputs(root: Path, engine: Launcher) -> Iterator[Path]:
             yield from (p for p in src.rglob("*") if p.is_file())
 
 
-def _needs_build(engine: Launcher) -> bool:
-    jar = launcher_jar(engine)
+def _needs_build(engine: EngineLine) -> bool:
+    jar = plugin_zip(engine)
     if not jar.is_file():
         return True
     built = jar.stat().st_mtime
@@ -73,7 +73,7 @@ def file_lock(path: Path) -> Iterator[None]:
         yield
 
 
-def ensure_built(quiet: bool = True, engine: Launcher = OPENSEARCH) -> Path:
+def ensure_built(quiet: bool = True, engine: EngineLine = OPENSEARCH) -> Path:
     """Build ``engine``'s plugin zip with Maven unless it is up to date; return its path.
 
     Up to date means the zip exists and no pom.xml nor source file of the parent or of
@@ -85,7 +85,7 @@ def ensure_built(quiet: bool = True, engine: Launcher = OPENSEARCH) -> Path:
     distribution it is installed into is `distribution.py`'s.
     """
     root = plugins_dir()
-    jar = launcher_jar(engine)
+    jar = plugin_zip(engine)
     if not (root / "pom.xml").is_file():
         raise LocalNodeError(f"no Maven project at {root} (set COGR_PLUGINS_DIR to the plugins/ folder)")
     if not _needs_build(engine):
@@ -123,7 +123,7 @@ def ensure_built(quiet: bool = True, engine: Launcher = OPENSEARCH) -> Path:
     return jar
 
 
-def _cached_build(root: Path, engine: Launcher, java: object) -> Path:
+def _cached_build(root: Path, engine: EngineLine, java: object) -> Path:
     """Where a zip built from exactly these inputs is kept: the digest covers the line, its
     Maven arguments, the JDK and every input file (path and bytes). Why: every fresh clone
     (CI's check, a worktree) would otherwise spend a Maven run per line on the same sources,
@@ -132,7 +132,7 @@ def _cached_build(root: Path, engine: Launcher, java: object) -> Path:
     digest = hashlib.sha256(f"{engine.key} {engine.version} {engine.maven_args} {java}".encode())
     for path in sorted(_build_inputs(root, engine)):
         digest.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes() + b"\0")
-    return load_settings().home / BUILDS / f"{engine.key}-{engine.version}-{digest.hexdigest()[:16]}-{engine.jar_name}"
+    return load_settings().home / BUILDS / f"{engine.key}-{engine.version}-{digest.hexdigest()[:16]}-{engine.plugin_zip_name}"
 
 
 def _keep(jar: Path, cached: Path) -> None:
@@ -180,7 +180,7 @@ def run_logged(cmd: list[str], log_path: Path, echo: bool, env: dict[str, str] |
             raise
 
 
-def build_or_skip(engine: Launcher, quiet: bool = False) -> bool:
+def build_or_skip(engine: EngineLine, quiet: bool = False) -> bool:
     """Build ``engine``'s launcher where its Java exists; else print one line saying it was
     skipped and why (``make setup``: a host with Java 17 only still gets the 2.19 line).
 

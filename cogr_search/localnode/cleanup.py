@@ -18,7 +18,7 @@ from pathlib import Path
 import psutil
 
 from cogr_search.localnode import multinode, process, record, security, stock
-from cogr_search.localnode.launchers import LAUNCHERS
+from cogr_search.localnode.engine_lines import ENGINE_LINES
 
 # What a node writes into its home (a caller's node: its runtime folder's too).
 HOME_ENTRIES = (
@@ -61,7 +61,7 @@ def purge(home: Path) -> Purged:
 def _stop_orphans(home: Path) -> bool:
     """Stop the processes running from ``home``'s config folder that no record names (the home
     was deleted while its node ran); True if there was one."""
-    arguments = {stock.conf_argument(home, launcher) for launcher in LAUNCHERS.values()}
+    arguments = {stock.conf_argument(home, launcher) for launcher in ENGINE_LINES.values()}
     found = False
     for proc in psutil.process_iter(["cmdline"]):
         if arguments.intersection(proc.info["cmdline"] or ()):

@@ -31,7 +31,7 @@ from pathlib import Path
 
 from cogr_search.localnode.build import ensure_built, file_lock, plugins_dir, run_logged
 from cogr_search.localnode.java import jdk_for
-from cogr_search.localnode.launchers import Launcher, LocalNodeError
+from cogr_search.localnode.engine_lines import EngineLine, LocalNodeError
 from cogr_search.localnode.service_user import NodeUser
 from cogr_search.settings import load_settings
 
@@ -41,7 +41,7 @@ TEMPLATES = "distributions"
 KEEP_TEMPLATES = 4
 
 
-def maven_zip(launcher: Launcher) -> Path:
+def maven_zip(launcher: EngineLine) -> Path:
     """The line's distribution zip in the Maven cache, fetched from Maven Central if missing."""
     return maven_artifact(launcher.distribution)
 
@@ -67,7 +67,7 @@ def templates_root(user: NodeUser) -> Path:
     return base / TEMPLATES
 
 
-def ensure_distribution(launcher: Launcher, user: NodeUser) -> Path:
+def ensure_distribution(launcher: EngineLine, user: NodeUser) -> Path:
     """The unpacked distribution of ``launcher`` with the current cogr plugin installed.
 
     Built once per plugin zip (under a lock, into a temporary folder renamed into place, so
@@ -108,7 +108,7 @@ def _remove_old_templates(root: Path, name: str) -> None:
         shutil.rmtree(old, ignore_errors=True)
 
 
-def unpack_stock(launcher: Launcher, dest: Path) -> Path:
+def unpack_stock(launcher: EngineLine, dest: Path) -> Path:
     """The line's distribution unpacked into ``dest``, with 2.19's missing modules assembled:
     what the official tarball holds, before any plugin. Local nodes and the container images
     (`cogr_search.containers`) start from the same files this way."""
@@ -162,7 +162,7 @@ def _newer_than(project: Path, built: Path) -> bool:
     return any(p.stat().st_mtime > stamp for p in inputs if p.is_file())
 
 
-def java_env(launcher: Launcher, base: dict[str, str] | None = None) -> dict[str, str]:
+def java_env(launcher: EngineLine, base: dict[str, str] | None = None) -> dict[str, str]:
     """``base`` with ``OPENSEARCH_JAVA_HOME`` on the line's JDK (the zip bundles none)."""
     env = dict(os.environ if base is None else base)
     jdk = jdk_for(launcher)
@@ -176,7 +176,7 @@ def java_env(launcher: Launcher, base: dict[str, str] | None = None) -> dict[str
     return env
 
 
-def _install_plugin(dist: Path, plugin_zip: Path, launcher: Launcher) -> None:
+def _install_plugin(dist: Path, plugin_zip: Path, launcher: EngineLine) -> None:
     """``bin/opensearch-plugin install --batch file:...``, as the plugin's docs tell users
     (also for the security plugin of a secured line: the plugin tool installs its config
     files into the template's ``config/``)."""

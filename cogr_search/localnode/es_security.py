@@ -28,7 +28,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from cogr_search.localnode import security
-from cogr_search.localnode.launchers import ELASTICSEARCH_SECURE, Launcher, LocalNodeError
+from cogr_search.localnode.engine_lines import ELASTICSEARCH_SECURE, EngineLine, LocalNodeError
 from cogr_search.localnode.service_user import NodeUser
 
 SUPERUSER_ROLE = "superuser"
@@ -65,7 +65,7 @@ def secure_settings(home: Path) -> dict[str, str]:
     return {"bootstrap.password": security.admin_password(home)}
 
 
-def add_admin(home: Path, dist: Path, config: Path, env: Mapping[str, str], user: NodeUser, engine: Launcher) -> None:
+def add_admin(home: Path, dist: Path, config: Path, env: Mapping[str, str], user: NodeUser, engine: EngineLine) -> None:
     """``admin`` as a superuser of the file realm, by ``bin/elasticsearch-users useradd`` run
     as the node's user; the password goes on stdin, never on a command line. An ``admin``
     already there gets the home's password again (``passwd``): a home deleted and made anew
@@ -77,7 +77,7 @@ def add_admin(home: Path, dist: Path, config: Path, env: Mapping[str, str], user
         _useradd(dist, config, env, user, engine, security.ADMIN, password, [SUPERUSER_ROLE])
 
 
-def _useradd(dist: Path, config: Path, env: Mapping[str, str], user: NodeUser, engine: Launcher, name: str,
+def _useradd(dist: Path, config: Path, env: Mapping[str, str], user: NodeUser, engine: EngineLine, name: str,
              password: str, roles: list[str]) -> None:
     _tool(dist, config, env, user, ["useradd", name, "-r", ",".join(roles)], stdin=f"{password}\n{password}\n",
           engine=engine)
@@ -88,7 +88,7 @@ def _useradd(dist: Path, config: Path, env: Mapping[str, str], user: NodeUser, e
 
 
 def _tool(dist: Path, config: Path, env: Mapping[str, str], user: NodeUser, args: list[str], stdin: str = "",
-          engine: Launcher = ELASTICSEARCH_SECURE) -> None:
+          engine: EngineLine = ELASTICSEARCH_SECURE) -> None:
     """``bin/elasticsearch-users ARGS`` as the node's user on its config folder; one line on failure."""
     tool = dist / "bin" / "elasticsearch-users"
     tool_env = {**env, engine.conf_variable: str(config)}

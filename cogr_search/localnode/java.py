@@ -1,4 +1,4 @@
-"""Which Java runs (and builds) a local launcher.
+"""Which Java runs (and builds) an engine line's local node.
 
 Why: the OpenSearch 2.19 line runs on Java 17, the machines' default `java`; the 3.x line
 needs Java 21+, which is usually installed beside it (here: a Temurin 25 JDK under
@@ -14,7 +14,7 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from cogr_search.localnode.launchers import Launcher, LocalNodeError
+from cogr_search.localnode.engine_lines import EngineLine, LocalNodeError
 from cogr_search.settings import load_settings
 
 JVM_ROOT = Path("/usr/lib/jvm")
@@ -89,7 +89,7 @@ def find_jdk(minimum: int) -> Jdk | None:
     return max(found, key=lambda jdk: (jdk.release, str(jdk.home))) if found else None
 
 
-def jdk_for(launcher: Launcher) -> Jdk | None:
+def jdk_for(launcher: EngineLine) -> Jdk | None:
     """The JDK that builds and runs ``launcher``; None: the `java` on PATH (Java 17 lines)."""
     if launcher.java_release <= 17:
         return None

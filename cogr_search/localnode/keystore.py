@@ -14,10 +14,10 @@ import subprocess
 from collections.abc import Mapping
 from pathlib import Path
 
-from cogr_search.localnode.launchers import Launcher, LocalNodeError
+from cogr_search.localnode.engine_lines import EngineLine, LocalNodeError
 from cogr_search.localnode.service_user import NodeUser
 
-def put(dist: Path, config: Path, env: Mapping[str, str], user: NodeUser, engine: Launcher,
+def put(dist: Path, config: Path, env: Mapping[str, str], user: NodeUser, engine: EngineLine,
         values: Mapping[str, str]) -> None:
     """Create ``config``'s keystore if it has none, then set each of ``values`` (replacing
     an older value), running the tool as the node's user so the node can read the file."""
@@ -34,7 +34,7 @@ def put(dist: Path, config: Path, env: Mapping[str, str], user: NodeUser, engine
         _tool(tool, tool_env, user, ["add", "--stdin", "--force", setting], stdin=value)
 
 
-def put_into_node(home: Path, engine: Launcher, values: Mapping[str, str]) -> None:
+def put_into_node(home: Path, engine: EngineLine, values: Mapping[str, str]) -> None:
     """`put` for the node of ``home`` (started or not), with its distribution and config folder."""
     from cogr_search.localnode.distribution import ensure_distribution, java_env
     from cogr_search.localnode.service_user import node_user

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from cogr_search.atomic import atomic_open
 from cogr_search.localnode import process
-from cogr_search.localnode.launchers import OPENSEARCH, TRANSPORT_OFFSET, Launcher, LAUNCHERS, LocalNodeError
+from cogr_search.localnode.engine_lines import OPENSEARCH, TRANSPORT_OFFSET, EngineLine, ENGINE_LINES, LocalNodeError
 from cogr_search.localnode.record import NodeInfo, NodeStatus, norm_home
 from cogr_search.localnode.stock import Peers
 
@@ -36,7 +36,7 @@ class ClusterLayout:
     home: Path
     ports: tuple[int, ...]
     heap: str
-    engine: Launcher
+    engine: EngineLine
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -59,13 +59,13 @@ def layout(home: Path) -> ClusterLayout:
     home = norm_home(home)
     try:
         record = json.loads((home / RECORD).read_text())
-        return ClusterLayout(home, tuple(record["ports"]), record["heap"], LAUNCHERS[record["launcher"]])
+        return ClusterLayout(home, tuple(record["ports"]), record["heap"], ENGINE_LINES[record["launcher"]])
     except (OSError, ValueError, KeyError) as err:
         raise LocalNodeError(f"{home / RECORD} is not a cluster record ({err})") from err
 
 
 def start_cluster(
-    home: Path, nodes: int, port: int = 9200, heap: str = "512m", timeout: float = 300.0, engine: Launcher = OPENSEARCH
+    home: Path, nodes: int, port: int = 9200, heap: str = "512m", timeout: float = 300.0, engine: EngineLine = OPENSEARCH
 ) -> list[NodeInfo]:
     """Start ``nodes`` nodes of ``engine`` in ``home`` as one cluster; their infos, node 1 first.
 

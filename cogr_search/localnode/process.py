@@ -46,7 +46,7 @@ import psutil
 
 from cogr_search.localnode import security, stock
 from cogr_search.localnode.build import file_lock
-from cogr_search.localnode.launchers import HOST, LAUNCHERS, OPENSEARCH, TRANSPORT_OFFSET, Launcher, LocalNodeError
+from cogr_search.localnode.engine_lines import HOST, ENGINE_LINES, OPENSEARCH, TRANSPORT_OFFSET, EngineLine, LocalNodeError
 from cogr_search.localnode.record import (
     NodeInfo,
     NodeStatus,
@@ -195,7 +195,7 @@ def start(
     port: int = 9200,
     heap: str = "1g",
     timeout: float = 180.0,
-    engine: Launcher = OPENSEARCH,
+    engine: EngineLine = OPENSEARCH,
     peers: stock.Peers | None = None,
     extras: stock.NodeExtras = stock.NodeExtras(),
     transport_port: int | None = None,
@@ -265,7 +265,7 @@ def _transport_port(home: Path, port: int, asked: int | None) -> int:
     return transport
 
 
-def _check_stale(home: Path, engine: Launcher) -> None:
+def _check_stale(home: Path, engine: EngineLine) -> None:
     """Refuse to start on the runtime folder an earlier node of ``home`` left (`stock.stale_runtime`)."""
     stale = stock.stale_runtime(home)
     if stale is not None:
@@ -276,7 +276,7 @@ def _check_stale(home: Path, engine: Launcher) -> None:
         )
 
 
-def running_note(home: Path, port: int | None, engine: Launcher) -> str | None:
+def running_note(home: Path, port: int | None, engine: EngineLine) -> str | None:
     """What a `start` of ``engine`` at ``home`` (on ``port``, None: any) finds there, before it
     starts anything: None (no node runs), one line saying the running node is reused, or
     `LocalNodeError` in one line when that node is of another line or on another port.
@@ -305,7 +305,7 @@ def running_note(home: Path, port: int | None, engine: Launcher) -> str | None:
 LINE_FILE = "engine-line"
 
 
-def _check_home_line(home: Path, engine: Launcher) -> None:
+def _check_home_line(home: Path, engine: EngineLine) -> None:
     """Refuse a home whose data another engine line wrote (`_launch` marks a home as its line's).
 
     Why: OpenSearch cannot open data a newer line wrote, and a 3.x node upgrades 2.19 data
@@ -323,7 +323,7 @@ def _check_home_line(home: Path, engine: Launcher) -> None:
             f"use another --home for {engine.description}"
         )
     if previous and previous != engine.key:
-        owner = LAUNCHERS.get(previous)
+        owner = ENGINE_LINES.get(previous)
         what = owner.description if owner is not None else previous
         raise LocalNodeError(
             f"{home} holds the data of an {what} node ({path}); use another --home for {engine.description}"
@@ -361,7 +361,7 @@ def _reuse_existing(home: Path, timeout: float) -> NodeInfo | None:
 
 
 def _launch_stock(
-    home: Path, port: int, heap: str, timeout: float, engine: Launcher, peers: stock.Peers | None,
+    home: Path, port: int, heap: str, timeout: float, engine: EngineLine, peers: stock.Peers | None,
     extras: stock.NodeExtras = stock.NodeExtras(), transport_port: int | None = None,
 ) -> NodeInfo:
     """Start the stock distribution of ``engine`` by its own ``bin/`` script (`stock.py`)."""
@@ -397,7 +397,7 @@ def _launch_stock(
 
 
 def _record_started(
-    home: Path, proc: subprocess.Popen[bytes], engine: Launcher, port: int, url: str, heap: str, start_seconds: float,
+    home: Path, proc: subprocess.Popen[bytes], engine: EngineLine, port: int, url: str, heap: str, start_seconds: float,
     user: str | None = None, transport_port: int | None = None,
 ) -> NodeInfo:
     """Write ``<home>/node.json`` for the node that just became ready, and return its info."""
@@ -425,7 +425,7 @@ def _record_started(
 
 
 def _wait_healthy(
-    proc: subprocess.Popen[bytes], out_path: Path, port: int, url: str, deadline: float, timeout: float, engine: Launcher,
+    proc: subprocess.Popen[bytes], out_path: Path, port: int, url: str, deadline: float, timeout: float, engine: EngineLine,
     auth: security.Credentials | None = None,
 ) -> None:
     """Poll until the stock node answers yellow at ``url`` (its script prints no started line)."""
@@ -442,7 +442,7 @@ def _wait_healthy(
         time.sleep(POLL_INTERVAL_S)
 
 
-def _check_alive(proc: subprocess.Popen[bytes], out_path: Path, engine: Launcher) -> None:
+def _check_alive(proc: subprocess.Popen[bytes], out_path: Path, engine: EngineLine) -> None:
     """Raise with the node's last log line if it exited while starting."""
     rc = proc.poll()
     if rc is not None:

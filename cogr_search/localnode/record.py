@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from cogr_search.atomic import atomic_open
-from cogr_search.localnode.launchers import ENGINES, LAUNCHERS, OPENSEARCH, Launcher
+from cogr_search.localnode.engine_lines import ENGINES, ENGINE_LINES, OPENSEARCH, EngineLine
 
 RECORD_NAME = "node.json"
 
@@ -31,7 +31,7 @@ class NodeInfo:
     url: str
     home: Path
     start_seconds: float
-    engine: Launcher = OPENSEARCH
+    engine: EngineLine = OPENSEARCH
 
 
 @dataclass(frozen=True)
@@ -42,13 +42,13 @@ class NodeStatus:
     pid: int | None
     url: str | None
     version: str | None
-    engine: Launcher | None = None
+    engine: EngineLine | None = None
 
 
-def record_engine(record: dict) -> Launcher:
+def record_engine(record: dict) -> EngineLine:
     """The launcher of a record: by its ``launcher`` key (engine lines), else by engine (records
     written before there were lines: the 2.19 line); before there were two engines, OpenSearch."""
-    launcher = LAUNCHERS.get(str(record.get("launcher", "")))
+    launcher = ENGINE_LINES.get(str(record.get("launcher", "")))
     if launcher is not None:
         return launcher
     return ENGINES.get(str(record.get("engine", OPENSEARCH.name)), OPENSEARCH)

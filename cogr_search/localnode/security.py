@@ -32,7 +32,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from cogr_search.localnode.launchers import LocalNodeError
+from cogr_search.localnode.engine_lines import LocalNodeError
 
 ADMIN = "admin"
 CA_NAME = "ca.pem"

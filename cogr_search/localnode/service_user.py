@@ -21,7 +21,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from cogr_search.localnode.launchers import LocalNodeError
+from cogr_search.localnode.engine_lines import LocalNodeError
 
 NAME = "cogr-search"
 HOME = Path("/var/lib/cogr-search")

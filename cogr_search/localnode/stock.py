@@ -32,7 +32,7 @@ from pathlib import Path
 
 from cogr_search.localnode import es_security, keystore, security
 from cogr_search.localnode.distribution import ensure_distribution, java_env
-from cogr_search.localnode.launchers import HOST, TRANSPORT_OFFSET, Launcher, LocalNodeError
+from cogr_search.localnode.engine_lines import HOST, TRANSPORT_OFFSET, EngineLine, LocalNodeError
 from cogr_search.localnode.service_user import NodeUser, node_user
 from cogr_search.settings import load_settings
 
@@ -123,13 +123,13 @@ def data_dir(home: Path) -> Path:
     return runtime_dir(home) / "data"
 
 
-def conf_argument(home: Path, engine: Launcher) -> str:
+def conf_argument(home: Path, engine: EngineLine) -> str:
     """The argument on the node's command line that names its config folder: how a pid is
     recognised as this home's node (the script passes it to the JVM)."""
     return f"-D{engine.conf_property}={runtime_dir(home) / 'config'}"
 
 
-def prepare(home: Path, port: int, heap: str, engine: Launcher, peers: Peers | None = None,
+def prepare(home: Path, port: int, heap: str, engine: EngineLine, peers: Peers | None = None,
             extras: NodeExtras = NodeExtras(), transport_port: int | None = None) -> NodeCommand:
     """Lay out the node's runtime folder for ``port`` and ``heap``; return how to start it.
 
@@ -182,7 +182,7 @@ def _link(home: Path, runtime: Path) -> None:
     (runtime / HOME_NOTE).write_text(f"{home}\n")
 
 
-def _secure_lines(home: Path, config: Path, dist: Path, env: dict[str, str], engine: Launcher) -> list[str]:
+def _secure_lines(home: Path, config: Path, dist: Path, env: dict[str, str], engine: EngineLine) -> list[str]:
     """A secured line's certificates, admin and settings (each engine's own module); none otherwise."""
     if not engine.secure:
         return []
@@ -220,7 +220,7 @@ def _discovery(peers: Peers | None) -> list[str]:
 
 
 def _settings(
-    port: int, runtime: Path, engine: Launcher, peers: Peers | None = None, extra_lines: list[str] | None = None,
+    port: int, runtime: Path, engine: EngineLine, peers: Peers | None = None, extra_lines: list[str] | None = None,
     transport_port: int | None = None,
 ) -> str:
     """opensearch.yml (elasticsearch.yml) of a loopback node: the shared settings, the line's

@@ -12,11 +12,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from cogr_search.localnode import cleanup, multinode, process, record, security
-from cogr_search.localnode.launchers import (
+from cogr_search.localnode.engine_lines import (
     OPENSEARCH,
     SECURE_LINES,
     TRANSPORT_OFFSET,
-    Launcher,
+    EngineLine,
     LocalNodeError,
     engine_line,
 )
@@ -33,7 +33,7 @@ class Topology:
     many nodes (None: whatever the home recorded, or a single node)."""
 
     home: Path
-    launcher: Launcher
+    launcher: EngineLine
     nodes: int | None = None
 
     @property
@@ -42,7 +42,7 @@ class Topology:
         return self.nodes not in (None, 1) or multinode.is_cluster_home(self.home)
 
 
-def choose(engine: Launcher, line: str, secure: bool, home: Path | None, settings: Settings,
+def choose(engine: EngineLine, line: str, secure: bool, home: Path | None, settings: Settings,
            nodes: int | None = None) -> Topology:
     """The topology the flags ask for; refused in one line where they do not go together
     (a secured line other than the first, a secured cluster)."""
@@ -52,7 +52,7 @@ def choose(engine: Launcher, line: str, secure: bool, home: Path | None, setting
     return Topology(record.norm_home(home if home is not None else settings.node_home(launcher.key)), launcher, nodes)
 
 
-def _launcher(engine: Launcher, line: str, secure: bool) -> Launcher:
+def _launcher(engine: EngineLine, line: str, secure: bool) -> EngineLine:
     if not secure:
         return engine_line(engine.name, line)
     secured = SECURE_LINES[engine.name]

@@ -1,6 +1,7 @@
-"""The local launchers, one per engine line: which Maven modules, jar and main class start it.
+"""The engine lines a local node can run, one `EngineLine` each: the stock distribution, the
+project's plugin zip and its Maven modules, the Java, and how the node's process is recognised.
 
-Each `Launcher` knows the cluster-side `Engine` it starts, so a node's record, the CLI and
+Each `EngineLine` knows the cluster-side `Engine` it starts, so a node's record, the CLI and
 the tests name engines one way. OpenSearch has two lines built from one source tree
 (plugins/pom.xml: 2.19 by default, 3.x with `-Dopensearch.line=3`), each into its own
 build folder and with its own Java; everything else about a local node is shared.
@@ -24,13 +25,13 @@ class LocalNodeError(CogrError):
 
 
 @dataclass(frozen=True)
-class Launcher:
+class EngineLine:
     """One engine line's local node: the stock distribution, its plugin and how it starts.
 
     Every local node is the engine's own distribution (``distribution``: the Maven
     coordinates of its ``integ-test-zip``; `cogr_search.localnode.distribution`), started by
     its ``bin/<script>`` with ``<conf_variable>`` on the node's config folder and
-    ``<java_home_variable>`` on the line's JDK. The project's plugin zip (``jar_name``,
+    ``<java_home_variable>`` on the line's JDK. The project's plugin zip (``plugin_zip_name``,
     built from the Maven ``modules`` under ``plugins/`` into ``build_dir`` with
     ``maven_args``) is installed by the distribution's ``plugin_tool``, with
     ``extra_plugins`` (Maven coordinates of plugin zips, e.g. the security plugin of a
@@ -48,7 +49,7 @@ class Launcher:
     engine: Engine
     main_class: str
     modules: tuple[str, ...]
-    jar_name: str
+    plugin_zip_name: str
     default_port: int
     key: str
     line: str
@@ -96,11 +97,11 @@ PLUGIN_VERSION = "0.1.0-SNAPSHOT"
 OPENSEARCH_DISTRIBUTION = "org.opensearch.distribution.integ-test-zip"
 
 # OpenSearch runs as its stock distribution, with the cogr plugin zip installed.
-OPENSEARCH = Launcher(
+OPENSEARCH = EngineLine(
     engine=engines.OPENSEARCH,
     main_class="org.opensearch.bootstrap.OpenSearch",
     modules=("cogr-plugin",),
-    jar_name=f"cogr-search-plugin-{PLUGIN_VERSION}-opensearch-2.19.6.zip",
+    plugin_zip_name=f"cogr-search-plugin-{PLUGIN_VERSION}-opensearch-2.19.6.zip",
     default_port=9200,
     key="opensearch",
     line="2.19",
@@ -114,7 +115,7 @@ OPENSEARCH = Launcher(
 # OpenSearch 3.x: the newest 3.x whose plugin API and distribution resolve (plugins/pom.xml, os3).
 OPENSEARCH_3 = replace(
     OPENSEARCH,
-    jar_name=f"cogr-search-plugin-{PLUGIN_VERSION}-opensearch-3.8.0.zip",
+    plugin_zip_name=f"cogr-search-plugin-{PLUGIN_VERSION}-opensearch-3.8.0.zip",
     key="opensearch-3",
     line="3.x",
     version="3.8.0",
@@ -128,7 +129,7 @@ OPENSEARCH_3 = replace(
 # security plugin zip is on Maven Central (2.19.4.0; none for 2.19.5/2.19.6 or any 3.x).
 OPENSEARCH_SECURE = replace(
     OPENSEARCH,
-    jar_name=f"cogr-search-plugin-{PLUGIN_VERSION}-opensearch-2.19.4.zip",
+    plugin_zip_name=f"cogr-search-plugin-{PLUGIN_VERSION}-opensearch-2.19.4.zip",
     key="opensearch-secure",
     line="2.19 --secure",
     version="2.19.4",
@@ -140,12 +141,12 @@ OPENSEARCH_SECURE = replace(
 # Elasticsearch runs as its stock distribution too, with the project's root-endpoint plugin
 # (its zips lack the rest-root module that answers GET /). 9201 (transport 9301) by default,
 # so that both local nodes can run side by side.
-ELASTICSEARCH = Launcher(
+ELASTICSEARCH = EngineLine(
     engine=engines.ELASTICSEARCH,
     # The script's process: a CLI JVM that runs the server JVM as its child and stops it.
     main_class="org.elasticsearch.launcher.CliToolLauncher",
     modules=("es-node",),
-    jar_name=f"cogr-root-endpoint-{PLUGIN_VERSION}-elasticsearch-8.17.2.zip",
+    plugin_zip_name=f"cogr-root-endpoint-{PLUGIN_VERSION}-elasticsearch-8.17.2.zip",
     default_port=9201,
     key="elasticsearch",
     line="8.17",
@@ -164,7 +165,7 @@ ELASTICSEARCH = Launcher(
 # Elasticsearch 9.2.0 (its integ-test-zip is on Maven Central; Java 21+).
 ELASTICSEARCH_9 = replace(
     ELASTICSEARCH,
-    jar_name=f"cogr-root-endpoint-{PLUGIN_VERSION}-elasticsearch-9.2.0.zip",
+    plugin_zip_name=f"cogr-root-endpoint-{PLUGIN_VERSION}-elasticsearch-9.2.0.zip",
     key="elasticsearch-9",
     line="9.x",
     version="9.2.0",
@@ -183,21 +184,21 @@ ELASTICSEARCH_SECURE = replace(
     node_settings=(),
     secure=True,
 )
-ENGINES: dict[str, Launcher] = {e.name: e for e in (OPENSEARCH, ELASTICSEARCH)}
+ENGINES: dict[str, EngineLine] = {e.name: e for e in (OPENSEARCH, ELASTICSEARCH)}
 """The default launcher of each engine (OpenSearch: the 2.19 line; Elasticsearch: 8.17)."""
-LAUNCHERS: dict[str, Launcher] = {
+ENGINE_LINES: dict[str, EngineLine] = {
     e.key: e for e in (OPENSEARCH, OPENSEARCH_3, OPENSEARCH_SECURE, ELASTICSEARCH, ELASTICSEARCH_9, ELASTICSEARCH_SECURE)
 }
 """Every launcher by key, as records and test ids name them."""
-OPENSEARCH_LINES: dict[str, Launcher] = {OPENSEARCH.line: OPENSEARCH, OPENSEARCH_3.line: OPENSEARCH_3}
-SECURE_LINES: dict[str, Launcher] = {"opensearch": OPENSEARCH_SECURE, "elasticsearch": ELASTICSEARCH_SECURE}
+OPENSEARCH_LINES: dict[str, EngineLine] = {OPENSEARCH.line: OPENSEARCH, OPENSEARCH_3.line: OPENSEARCH_3}
+SECURE_LINES: dict[str, EngineLine] = {"opensearch": OPENSEARCH_SECURE, "elasticsearch": ELASTICSEARCH_SECURE}
 """Each engine's secured line (`start --secure`)."""
-ELASTICSEARCH_LINES: dict[str, Launcher] = {ELASTICSEARCH.line: ELASTICSEARCH, ELASTICSEARCH_9.line: ELASTICSEARCH_9}
-LINES: dict[str, dict[str, Launcher]] = {"opensearch": OPENSEARCH_LINES, "elasticsearch": ELASTICSEARCH_LINES}
+ELASTICSEARCH_LINES: dict[str, EngineLine] = {ELASTICSEARCH.line: ELASTICSEARCH, ELASTICSEARCH_9.line: ELASTICSEARCH_9}
+LINES: dict[str, dict[str, EngineLine]] = {"opensearch": OPENSEARCH_LINES, "elasticsearch": ELASTICSEARCH_LINES}
 """Each engine's lines, by the name `--version` takes (the first is the default)."""
 
 
-def engine_line(engine: str, version: str) -> Launcher:
+def engine_line(engine: str, version: str) -> EngineLine:
     """The launcher of ``engine`` for ``--version``: a line (``2.19``, ``3.x``, ``8.17``, ``9.x``),
     its major (``3``), a version prefix (``3.8``) or the exact version (``3.8.0``)."""
     text = version.strip().lower()
@@ -210,6 +211,6 @@ def engine_line(engine: str, version: str) -> Launcher:
     raise LocalNodeError(f"--version {version!r}: the local {label} node comes in the lines {', '.join(lines)}")
 
 
-def opensearch_line(version: str) -> Launcher:
+def opensearch_line(version: str) -> EngineLine:
     """The OpenSearch launcher for ``--version``: ``2.19`` (or ``2``, ``2.19.6``) or ``3.x`` (``3``, ``3.8``, ``3.8.0``)."""
     return engine_line("opensearch", version)
