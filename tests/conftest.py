@@ -3,7 +3,7 @@
 1. `COGR_OPENSEARCH_URL` if set (an existing cluster);
 2. else, with `COGR_TEST_NODES=containers`, a container of the project's own image
    (`make images`: localhost/cogr-opensearch:2.19.6, and :3.8.0 for 3.x) through
-   testcontainers, removed at the end (cogr_search/containers/testnodes.py);
+   testcontainers, removed at the end (tests/container_nodes.py);
 3. else the project's local launcher (the stock distribution), started once per test
    session in a temporary home on a free port, and stopped at the end.
 The header of the run says which. Elasticsearch likewise, started on first use:
@@ -53,8 +53,8 @@ from cogr_search.localnode import cleanup
 from cogr_search.cluster.client import Cluster
 from cogr_search.connect import connect
 from cogr_search.cluster.engines import NOT_FOUND
-from cogr_search.containers.testnodes import NODES as CONTAINER_NODES
-from cogr_search.containers.testnodes import containers_chosen
+from tests.container_nodes import NODES as CONTAINER_NODES
+from tests.container_nodes import containers_chosen
 from cogr_search.localnode import (
     ELASTICSEARCH,
     ELASTICSEARCH_9,
@@ -218,7 +218,7 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     if not containers_chosen():
         return
     from cogr_search.containers.engine import EngineError
-    from cogr_search.containers.testnodes import remove_orphans
+    from tests.container_nodes import remove_orphans
 
     try:
         removed = remove_orphans()
@@ -230,7 +230,7 @@ def pytest_sessionstart(session: pytest.Session) -> None:
 
 def container_url(engine_id: str) -> Iterator[str]:
     """The URL of a container node of ``engine_id``'s line, removed when the session ends."""
-    from cogr_search.containers.testnodes import running
+    from tests.container_nodes import running
 
     with running(CONTAINER_NODES[engine_id], free_port_pair()) as url:
         yield url

@@ -24,7 +24,7 @@ from cogr_search.cluster.client import Cluster
 from cogr_search.cluster.ingest import ingest_items
 from cogr_search.containers.engine import engine
 from cogr_search.containers.images import SERVE_IMAGE, ensure_images, local_images, opensearch_image, with_parents
-from cogr_search.containers.testnodes import HOST_LABEL, PID_LABEL, ROLE
+from tests.container_nodes import HOST_LABEL, PID_LABEL, ROLE
 from cogr_search.data import Item, load_dataset, sample_catalog_path
 from cogr_search.localnode import OPENSEARCH
 from cogr_search.serve.client import CogrSearch

@@ -1,4 +1,4 @@
-"""The tests' session nodes as containers (cogr_search/containers/testnodes.py): a node of
+"""The tests' session nodes as containers (tests/container_nodes.py): a node of
 the project's 2.19 image answers with the plugin and the modules of the official tarball,
 runs as the non-root user, and is gone when its block ends; a killed run's containers are
 removed by the next one, while a live run's stay."""
@@ -18,7 +18,7 @@ import pytest
 
 from cogr_search.containers.engine import LABEL, EngineError, _api_listens, engine, engine_command, ensure_docker_api
 from cogr_search.containers.images import ensure_images, local_images, opensearch_image, with_parents
-from cogr_search.containers.testnodes import HOST_LABEL, NODES, PID_LABEL, ROLE, remove_orphans, running
+from tests.container_nodes import HOST_LABEL, NODES, PID_LABEL, ROLE, remove_orphans, running
 from cogr_search.localnode import OPENSEARCH
 from tests.conftest import OS2, free_port_pair
 
