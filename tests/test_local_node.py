@@ -251,7 +251,7 @@ def test_elasticsearch_node_accepts_the_item_index_body(node: NodeInfo) -> None:
     # the standard analyzer, and the lowercase filter a custom analyzer would use.
     tokens = _send("POST", node.url + "/_analyze", {"tokenizer": "standard", "filter": ["lowercase"], "text": "Red CHAIR"})
     assert [t["token"] for t in tokens["tokens"]] == ["red", "chair"]
-    mapping = REPO_ROOT / "cogr_search" / "resources" / "mappings" / "cogr-items.json"
+    mapping = REPO_ROOT / "mappings" / "index" / "cogr-items.json"
     body = {k: v for k, v in json.loads(mapping.read_text()).items() if not k.startswith("_")}
     index = node.url + "/t-local-node-items"
     assert _send("PUT", index, body)["acknowledged"] is True

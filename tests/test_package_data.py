@@ -50,7 +50,12 @@ def test_wheel_ships_mappings_prompts_and_sample_data(tmp_path: Path) -> None:
     (wheel,) = (tmp_path / "dist").glob("cogr_search-*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
     for needed in (
-        "cogr_search/resources/mappings/cogr-items.json",
+        "cogr_search/mappings/index/cogr-items.json",
+        "cogr_search/mappings/pipelines/cogr.json",
+        "cogr_search/mappings/pipelines/cogr-ingest.json",
+        "cogr_search/mappings/pipelines/cogr-title-keyword-v1.json",
+        "cogr_search/mappings/security/opensearch-roles.json",
+        "cogr_search/mappings/security/elasticsearch-roles.json",
         "cogr_search/resources/prompts/default.json",
         "cogr_search/sample_data/homegoods/corpus.jsonl",
         "cogr_search/sample_data/homegoods/cogr-dataset.json",

@@ -1,4 +1,4 @@
-"""The index body (packaged `resources/mappings/`) and the names of versioned indices behind an alias.
+"""The index body (the top-level `mappings/index/`, packaged) and the names of versioned indices behind an alias.
 
 Each alias NAME is served by concrete indices `NAME-r<round>-<n>` (DESIGN.md section 3).
 Every version is created with the full body from mappings/ (settings, analysis,
@@ -9,14 +9,11 @@ higher-priority template could silently change what a version holds.
 
 from __future__ import annotations
 
-import copy
-import json
 import re
 from dataclasses import dataclass
-from functools import lru_cache
-from importlib import resources
 from pathlib import Path
 
+from cogr_search.cluster.definitions import definition, definitions_dir
 from cogr_search.errors import CogrError
 
 BODY_FILE = "cogr-items.json"
@@ -26,23 +23,16 @@ _NAME_RE = re.compile(r"^[a-z0-9][a-z0-9_.-]*$")
 
 def mappings_dir(override: Path | None = None) -> Path:
     """`override` (a cluster's `settings.mappings_dir`, i.e. `COGR_MAPPINGS_DIR`), else the
-    templates shipped in the package (`cogr_search/resources/mappings/`, package data), so
-    a wheel install finds them without a checkout."""
+    index body shipped in the package (the top-level `mappings/index/`, package data), so
+    a wheel install finds it without a checkout."""
     if override is not None:
         return Path(override).expanduser()
-    return Path(str(resources.files("cogr_search") / "resources" / "mappings"))
+    return definitions_dir() / "index"
 
 
 def legacy_template_name(alias: str) -> str:
     """The index template earlier releases installed for `alias` (removed on sight)."""
     return f"cogr-{alias}"
-
-
-@lru_cache(maxsize=4)
-def _body_file(path: Path) -> dict:
-    body = json.loads(path.read_text())
-    body.pop("_comment", None)
-    return body
 
 
 def index_body(
@@ -51,7 +41,7 @@ def index_body(
     """The create-index body for one version: the templates (`templates`, else the packaged
     ones) with these shard and replica counts (default: the file's) and any extra
     `index.*` settings (e.g. refresh_interval)."""
-    body = copy.deepcopy(_body_file(mappings_dir(templates) / BODY_FILE))
+    body = definition(BODY_FILE, mappings_dir(templates))
     index = body["settings"]["index"]
     if shards is not None:
         index["number_of_shards"] = shards

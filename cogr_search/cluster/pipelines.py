@@ -25,6 +25,7 @@ from urllib.parse import quote, urlparse
 
 from cogr_search.errors import CogrError
 from cogr_search.cluster.client import Cluster
+from cogr_search.cluster.definitions import definition, fill
 from cogr_search.cluster.engines import API_ERRORS, NOT_FOUND
 from cogr_search.cluster.indices import alias_target
 
@@ -79,32 +80,25 @@ def check_pipeline_config(config: PipelineConfig) -> None:
 
 
 def ingest_pipeline_body(config: PipelineConfig) -> dict:
-    """The `cogr-ingest` definition."""
-    processor: dict = {
-        "service_url": check_service_url(config.service_url),
-        "batch_size": config.batch_size,
-        "tag": "cogr-keywords",
-    }
+    """The `cogr-ingest` definition (mappings/pipelines/cogr-ingest.json, filled in)."""
+    body = fill(definition("pipelines/cogr-ingest.json"),
+                {"service_url": check_service_url(config.service_url), "batch_size": config.batch_size})
+    processor = body["processors"][0][INGEST_PROCESSOR]
     if config.ingest_timeout:
         processor["timeout"] = config.ingest_timeout
     if config.ignore_failure:
         processor["ignore_failure"] = True
-    return {
-        "description": "cogr-search: item keywords from the expansion service (cogr_keywords)",
-        "processors": [{INGEST_PROCESSOR: processor}],
-    }
+    return body
 
 
 def search_pipeline_body(config: PipelineConfig) -> dict:
-    """The `cogr` definition: expansion on the way in, its status on the way out."""
-    processor: dict = {"service_url": check_service_url(config.service_url), "field": config.field, "tag": "cogr-expand"}
+    """The `cogr` definition (mappings/pipelines/cogr.json, filled in): expansion on the way
+    in, its status on the way out."""
+    body = fill(definition("pipelines/cogr.json"), {"service_url": check_service_url(config.service_url),
+                                                     "field": config.field})
     if config.search_timeout:
-        processor["timeout"] = config.search_timeout
-    return {
-        "description": "cogr-search: keyword-expanded query for a plain match (cogr_expand)",
-        "request_processors": [{SEARCH_PROCESSOR: processor}],
-        "response_processors": [{STATUS_PROCESSOR: {}}],
-    }
+        body["request_processors"][0][SEARCH_PROCESSOR]["timeout"] = config.search_timeout
+    return body
 
 
 def _reason(err: BaseException) -> str:

@@ -2,7 +2,7 @@
 
 Why: operators give a service account the least it needs; without a shipped answer they
 would have to guess, or hand out admin. The roles live in package data, one file per
-engine (`resources/security/opensearch-roles.json` for the OpenSearch security plugin,
+engine (`mappings/security/opensearch-roles.json` for the OpenSearch security plugin,
 `elasticsearch-roles.json` for x-pack security's role descriptors), one pair per alias:
 
 - ``cogr_writer_<alias>``: ingest, sync (offline and online: the lease, the write block,
@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
-from importlib import resources
+from cogr_search.cluster.definitions import definitions_dir
 
 from cogr_search.cluster.client import Cluster
 from cogr_search.errors import CogrError
@@ -41,7 +41,7 @@ def roles_for(alias: str, engine: str = "opensearch") -> dict[str, dict]:
     security plugin's roles API, or x-pack's role descriptors)."""
     if not _ALIAS_RE.match(alias):
         raise CogrError(f"--alias {alias!r}: an index alias is lowercase letters, digits, '-', '_' and '.'")
-    text = (resources.files("cogr_search") / "resources" / "security" / ROLES_FILES[engine]).read_text()
+    text = (definitions_dir() / "security" / ROLES_FILES[engine]).read_text()
     roles = json.loads(text.replace("{alias}", alias))
     roles.pop("_comment", None)
     return roles

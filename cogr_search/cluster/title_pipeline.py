@@ -24,75 +24,17 @@ from __future__ import annotations
 
 from cogr_search.cluster import documents as doc_fields
 from cogr_search.cluster.client import Cluster
+from cogr_search.cluster.definitions import definition
 from cogr_search.cluster.engines import NOT_FOUND
-from cogr_search.keywords import MAX_TERM_BYTES, WHITESPACE
 
 PIPELINE = "cogr-title-keyword-v1"
 SETTING = "index.default_pipeline"
 
-_PAINLESS = """
-boolean ws(String w, int cp) { return cp <= 65535 && w.indexOf(String.valueOf((char) cp)) >= 0; }
-boolean junk(String w, int cp) {
-  if (ws(w, cp)) { return true; }
-  int t = Character.getType(cp);
-  return t == Character.CONNECTOR_PUNCTUATION || t == Character.DASH_PUNCTUATION
-      || t == Character.START_PUNCTUATION || t == Character.END_PUNCTUATION
-      || t == Character.INITIAL_QUOTE_PUNCTUATION || t == Character.FINAL_QUOTE_PUNCTUATION
-      || t == Character.OTHER_PUNCTUATION || t == Character.OTHER_SYMBOL || t == Character.MODIFIER_SYMBOL;
-}
-String norm(String w, String text) {
-  String f = java.text.Normalizer.normalize(text, java.text.Normalizer.Form.NFKC).toLowerCase(Locale.ROOT);
-  List cps = new ArrayList();
-  int i = 0;
-  while (i < f.length()) {
-    int cp = f.codePointAt(i);
-    i += Character.charCount(cp);
-    int t = Character.getType(cp);
-    if ((t == Character.CONTROL || t == Character.FORMAT) && !ws(w, cp)) { continue; }
-    cps.add(cp);
-  }
-  int s = 0; int e = cps.size();
-  while (s < e && junk(w, (int) cps.get(s))) { s++; }
-  while (e > s && junk(w, (int) cps.get(e - 1))) { e--; }
-  StringBuilder out = new StringBuilder();
-  boolean inSpace = false;
-  for (int k = s; k < e; k++) {
-    int cp = (int) cps.get(k);
-    if (ws(w, cp)) { if (!inSpace) { out.append(' '); } inSpace = true; }
-    else { out.appendCodePoint(cp); inSpace = false; }
-  }
-  return out.toString();
-}
-int utf8(int cp) { return cp < 128 ? 1 : (cp < 2048 ? 2 : (cp < 65536 ? 3 : 4)); }
-String fit(String w, int max, String kw) {
-  if (kw.length() * 4 <= max) { return kw; }
-  int bytes = 0; int i = 0;
-  while (i < kw.length()) {
-    int cp = kw.codePointAt(i);
-    if (bytes + utf8(cp) > max) { return norm(w, kw.substring(0, i)); }
-    bytes += utf8(cp);
-    i += Character.charCount(cp);
-  }
-  return kw;
-}
-if (ctx[params.id] == null && ctx._id != null) { ctx[params.id] = ctx._id; }
-def kws = ctx[params.keywords];
-if (kws == null || (kws instanceof List && kws.isEmpty()) || kws == '') {
-  def title = ctx[params.title];
-  String kw = title == null ? '' : fit(params.ws, params.max_bytes, norm(params.ws, title.toString()));
-  ctx[params.keywords] = kw.isEmpty() ? new ArrayList() : [kw];
-}
-"""
-
 
 def pipeline_body() -> dict:
-    """The pipeline's definition: one Painless script with the field names as parameters."""
-    params = {"ws": WHITESPACE, "max_bytes": MAX_TERM_BYTES, "id": doc_fields.ID, "title": doc_fields.TITLE,
-              "keywords": doc_fields.KEYWORDS}
-    return {
-        "description": "cogr-search: the title keyword (and id) for documents written without them",
-        "processors": [{"script": {"lang": "painless", "source": _PAINLESS, "params": params}}],
-    }
+    """The pipeline's definition (mappings/pipelines/cogr-title-keyword-v1.json): one Painless
+    script with the field names, the whitespace set and the term limit as parameters."""
+    return definition(f"pipelines/{PIPELINE}.json")
 
 
 def can_run(cluster: Cluster) -> bool:
