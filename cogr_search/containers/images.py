@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import os
 import shutil
 import subprocess
 import sys
@@ -63,8 +64,9 @@ class Image:
 
 def _files(paths: Iterable[Path]) -> Iterable[Path]:
     for path in paths:
-        if path.is_dir():
-            yield from sorted(p for p in path.rglob("*") if p.is_file() and "__pycache__" not in p.parts)
+        if path.is_dir():  # linked folders followed, as the build context's copy follows them (cogr_search/mappings)
+            found = (Path(root) / name for root, _dirs, names in os.walk(path, followlinks=True) for name in names)
+            yield from sorted(p for p in found if "__pycache__" not in p.parts)
         else:
             yield path
 
