@@ -118,7 +118,7 @@ def _index_state(cluster: Cluster, alias: str) -> tuple:
     target = alias_target(cluster, alias)
     cluster.client.indices.refresh(index=alias)
     docs = cluster.client.search(index=alias, body={"size": 1000, "sort": ["id"], "_source": ["cogr_keywords", "title"]})
-    names = sorted(cluster.client.indices.get(index=f"{alias}-r*"))
+    names = sorted(cluster.client.indices.get(index=f"{alias}--r*"))
     return target, names, json.dumps([(h["_id"], h["_source"]) for h in docs["hits"]["hits"]], sort_keys=True)
 
 
