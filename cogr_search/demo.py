@@ -201,7 +201,7 @@ def run_demo(settings: Settings, options: DemoOptions, echo: Echo) -> DemoResult
 
     phases = _phase2(options, run, syncer, echo) if options.phase2().rounds > 0 else []
     round_ = run.latest_round()
-    if round_ > 0 and not alias_target(cluster, options.index).startswith(f"{options.index}-r{round_}-"):
+    if round_ > 0 and not alias_target(cluster, options.index).startswith(f"{options.index}--r{round_}-"):
         # a resumed demo re-synced round 0 above for the SFT figures; put the last round back
         echo(_sync_line(options.index, syncer(run, round_)))
     bm25 = evaluate_bm25(cluster, options.index, split)

@@ -91,6 +91,10 @@ def _cases(alias: str, files: dict[str, Path], runs: Path, dead_url: str) -> lis
                                          "--split", "all", "--cutoff", "10", "--relevance-threshold", "1"],
          f"index {alias!r} holds none of the 2 items judged relevant"),
         ("missing alias (eval)", ["eval", "--data", SAMPLE, "--index", "no-such-alias", "--method", "bm25"], "index 'no-such-alias' does not exist"),
+        ("alias typo (eval)", ["eval", "--data", SAMPLE, "--index", alias + "x", "--method", "bm25"],
+         f"did you mean {alias!r}? (the closest existing alias)"),
+        ("URL without a scheme", ["ingest", SAMPLE, "--index", alias, "--cluster-url", "localhost:9200"],
+         "COGR_CLUSTER_URL (or --cluster-url) 'localhost:9200' is not an http:// or https:// URL: use http://localhost:9200"),
         ("OpenSearch 400", ["eval", "--data", SAMPLE, "--index", alias, "--method", "bm25", "--fields", "title^x"],
          f"search on {alias} failed: OpenSearch refused the request (HTTP 400"),
         ("unreachable URL", ["ingest", SAMPLE, "--index", alias, "--opensearch-url", dead_url], f"cannot reach the cluster at {dead_url}"),
@@ -114,7 +118,7 @@ def _index_state(cluster: Cluster, alias: str) -> tuple:
     target = alias_target(cluster, alias)
     cluster.client.indices.refresh(index=alias)
     docs = cluster.client.search(index=alias, body={"size": 1000, "sort": ["id"], "_source": ["cogr_keywords", "title"]})
-    names = sorted(cluster.client.indices.get(index=f"{alias}-r*"))
+    names = sorted(cluster.client.indices.get(index=f"{alias}--r*"))
     return target, names, json.dumps([(h["_id"], h["_source"]) for h in docs["hits"]["hits"]], sort_keys=True)
 
 

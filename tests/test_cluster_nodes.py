@@ -115,7 +115,7 @@ def test_a_sync_with_replicas_survives_a_node_killed_mid_copy(three_nodes: tuple
     try:
         sync = subprocess.Popen(command, cwd=REPO_ROOT, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                 text=True)
-        target = f"{alias}-r0-2"
+        target = f"{alias}--r0-2"
         deadline = time.monotonic() + DEADLINE_S
         while not (cluster.client.indices.exists(index=target) and _indexed(cluster, target) >= 600):
             assert sync.poll() is None, f"the sync ended before the kill: {sync.communicate()}"

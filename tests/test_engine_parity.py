@@ -69,4 +69,4 @@ def test_eval_metrics_are_the_same_on_every_engine(
             assert 0 < here["F1"] < 1 and here["queries"] > 0
             assert here["settings"]["index"] == index_name
     finally:
-        drop_indices(opensearch_cluster, f"{reference}-r*")
+        drop_indices(opensearch_cluster, f"{reference}--r*")

@@ -24,7 +24,7 @@ def test_index_create_is_idempotent_and_alias_points_at_first_version(cluster, i
     second = create_index(cluster, index_name)
 
     assert first.created and not second.created
-    assert first.index == second.index == f"{index_name}-r0-1"
+    assert first.index == second.index == f"{index_name}--r0-1"
     assert alias_target(cluster, index_name) == first.index
     assert [v.name for v in versions(cluster, index_name)] == [first.index]
 
@@ -45,9 +45,13 @@ def test_concrete_index_has_the_template_mapping(cluster, index_name):
 
 
 def test_alias_name_that_is_a_concrete_index_is_refused(cluster, index_name):
-    cluster.client.indices.create(index=f"{index_name}-r9-9")
-    with pytest.raises(CogrError, match="concrete index"):
-        create_index(cluster, f"{index_name}-r9-9")
+    concrete = f"{index_name}-plain"
+    cluster.client.indices.create(index=concrete)
+    try:
+        with pytest.raises(CogrError, match="concrete index"):
+            create_index(cluster, concrete)
+    finally:
+        cluster.client.indices.delete(index=concrete)
 
 
 def _load(cluster, alias: str, docs: dict[str, list[str]]) -> None:

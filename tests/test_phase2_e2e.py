@@ -123,7 +123,7 @@ def test_phase2_rewards_metrics_resume_and_sync(
     assert run.latest_round() == 1 and run.model_tag(1).startswith("rl-e2e+r1+")
 
     # 4. OpenSearch serves round 1's item keywords behind the alias
-    assert alias_target(cluster, index_name).startswith(f"{index_name}-r1-")
+    assert alias_target(cluster, index_name).startswith(f"{index_name}--r1-")
     round1 = read_keyword_file(run.item_keywords_path(1))
     hits = cluster.client.search(
         index=index_name, body={"query": {"term": {"cogr_round": 1}}, "size": 50, "_source": ["cogr_keywords", "title"]}

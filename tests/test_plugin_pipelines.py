@@ -107,7 +107,7 @@ def enriched(cluster: Cluster, service: ServiceProcess, items: list[Item], run) 
                   "cogr_keywords": document_keywords([query, *extra], f"{query} {n}")}]
     assert not cluster.call(cluster.client.bulk, body=bulk, params={"refresh": "true"})["errors"]
     yield alias
-    cluster.client.indices.delete(index=f"{alias}-r*", ignore=[404])
+    cluster.client.indices.delete(index=f"{alias}--r*", ignore=[404])
     cluster.client.indices.delete_index_template(name=f"cogr-{alias}", ignore=[404])
 
 

@@ -77,7 +77,7 @@ def test_sync_writes_new_version_and_swaps_alias(cluster, index_name):
 
     result = sync_keywords(cluster, index_name, keywords, round_=1, model="run-a+r1+abc", config=TITLE_ONLY, progress=False)
 
-    assert result.index == f"{index_name}-r1-2" and result.previous == first
+    assert result.index == f"{index_name}--r1-2" and result.previous == first
     assert alias_target(cluster, index_name) == result.index
     assert (result.documents, result.with_keywords, result.title_only, result.resumed) == (3, 2, 1, False)
     docs = _docs(cluster, index_name)
@@ -154,7 +154,7 @@ def test_new_version_has_explicit_mapping_and_source_shape_despite_templates(clu
     source = _ingest(cluster, index_name)
     cluster.client.indices.put_settings(index=source, body={"index": {"number_of_replicas": 1}})
     cluster.client.indices.put_index_template(name=f"cogr-{index_name}", body={
-        "index_patterns": [f"{index_name}-r*"], "priority": 200,
+        "index_patterns": [f"{index_name}--r*"], "priority": 200,
         "template": {"settings": {"index": {"number_of_replicas": 0, "refresh_interval": "30s"}}}})
     try:
         result = sync_keywords(cluster, index_name, {i: ["k"] for i in ITEMS}, 1, "m", progress=False)
@@ -162,7 +162,7 @@ def test_new_version_has_explicit_mapping_and_source_shape_despite_templates(clu
         assert shape_of(cluster, result.index).replicas == 1
         hijack = f"{index_name}-hijack"
         cluster.client.indices.put_index_template(name=hijack, body={
-            "index_patterns": [f"{index_name}-r*"], "priority": 500,
+            "index_patterns": [f"{index_name}--r*"], "priority": 500,
             "template": {"mappings": {"properties": {"extra": {"type": "keyword"}}}}})
         try:
             with pytest.raises(CogrError, match=rf"mapping differs .*{hijack}"):
@@ -184,11 +184,11 @@ def test_aliases_whose_names_prefix_each_other_both_work(cluster, index_name):
         sync_keywords(cluster, index_name, {i: ["k"] for i in ITEMS}, 1, "m", progress=False)
         sync_keywords(cluster, rugs, {"r1": ["rug"]}, 1, "m", progress=False)
         prune_versions(cluster, index_name, keep=1)
-        assert _names(cluster, index_name) == [f"{index_name}-r1-2"]
-        assert _names(cluster, rugs) == [f"{rugs}-r0-1", f"{rugs}-r1-2"]
+        assert _names(cluster, index_name) == [f"{index_name}--r1-2"]
+        assert _names(cluster, rugs) == [f"{rugs}--r0-1", f"{rugs}--r1-2"]
         assert set(_docs(cluster, rugs)) == {"r1"} and set(_docs(cluster, index_name)) == set(ITEMS)
     finally:
-        drop_indices(cluster, f"{rugs}-r*")
+        drop_indices(cluster, f"{rugs}--*")
 
 
 @secured
@@ -241,7 +241,7 @@ def test_crash_after_verify_before_swap_is_swapped_by_the_rerun(cluster, index_n
         patch.setattr("cogr_search.cluster.sync.swap_alias", crash)
         with pytest.raises(KeyboardInterrupt):
             sync_keywords(cluster, index_name, keywords, 1, "m", progress=False)
-    crashed = f"{index_name}-r1-2"
+    crashed = f"{index_name}--r1-2"
     assert alias_target(cluster, index_name) == source and sync_meta(cluster, crashed)["state"] == "writing"
 
     result = sync_keywords(cluster, index_name, keywords, 1, "m", progress=False)
@@ -270,7 +270,7 @@ def test_crash_after_swap_before_its_record_leaves_writes_open_and_the_rerun_rec
         patch.setattr("cogr_search.cluster.sync._set_sync_meta", crash_on_complete)
         with pytest.raises(KeyboardInterrupt):
             sync_keywords(cluster, index_name, keywords, 1, "m", progress=False)
-    swapped = f"{index_name}-r1-2"
+    swapped = f"{index_name}--r1-2"
     assert alias_target(cluster, index_name) == swapped and not write_blocked(cluster, source)
     assert sync_meta(cluster, swapped)["state"] == "writing"
 
@@ -321,9 +321,9 @@ def test_prune_keeps_newest_versions_and_the_aliased_one(cluster, index_name):
 
     pruned = prune_versions(cluster, index_name, keep=2)
 
-    assert pruned == [f"{index_name}-r0-1", f"{index_name}-r1-2"]
-    assert _names(cluster, index_name) == [f"{index_name}-r2-3", f"{index_name}-r3-4"]
-    assert alias_target(cluster, index_name) == f"{index_name}-r3-4"
+    assert pruned == [f"{index_name}--r0-1", f"{index_name}--r1-2"]
+    assert _names(cluster, index_name) == [f"{index_name}--r2-3", f"{index_name}--r3-4"]
+    assert alias_target(cluster, index_name) == f"{index_name}--r3-4"
 
 
 @secured
@@ -383,7 +383,7 @@ def test_bulk_writes_with_requests_in_flight_count_every_chunk_and_failure(clust
     and still every document is written or reported, and every chunk seen once."""
     from cogr_search.cluster.bulk import bulk_write
 
-    index = f"{index_name}-r0-1"
+    index = f"{index_name}--r0-1"
     cluster.client.indices.create(index=index, body={"mappings": {"dynamic": "strict", "properties": {"id": {"type": "keyword"}}}})
     docs = [{"id": f"d{n}", **({"extra": 1} if n == 777 else {})} for n in range(1000)]
     chunks: list[int] = []
@@ -403,7 +403,7 @@ def test_a_version_created_behind_a_lost_answer_is_accepted_on_retry(cluster, cl
     from cogr_search.cluster.indices import create_version, versions
 
     _ingest(cluster, index_name)
-    marker = f"{index_name}-r1-"  # the first request naming the new version is its create
+    marker = f"{index_name}--r1-"  # the first request naming the new version is its create
     proc = subprocess.Popen([sys.executable, str(Path(__file__).with_name("flaky_proxy.py")), cluster_url,
                              f"{marker}:503:1:after"], stdout=subprocess.PIPE, text=True)
     try:
@@ -437,7 +437,7 @@ def test_sync_from_a_run_refuses_incomplete_rounds_and_keywords(cluster_url, ind
     assert partial.exit_code == 1 and "keywords cover 2 of 3 items" in partial.output
     done = runner.invoke(cli, [*base, "--missing", "keep", "--json"])
     assert done.exit_code == 0, done.output
-    assert json.loads(done.stdout)["index"] == f"{index_name}-r1-2"
+    assert json.loads(done.stdout)["index"] == f"{index_name}--r1-2"
     assert _docs(cluster, index_name)["p1"]["cogr_model"] == "r+r1+" + "ab" * 6
 
 

@@ -77,7 +77,7 @@ def test_sigkilled_sync_is_completed_by_the_rerun(cluster: Cluster, cluster_url:
     try:
         first = subprocess.Popen(_sync_command(index_name, keywords, cluster_url), env=env,
                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        target = f"{index_name}-r0-2"
+        target = f"{index_name}--r0-2"
         deadline = time.monotonic() + DEADLINE_S
         while not (cluster.client.indices.exists(index=target) and _indexed(cluster, target) >= KILL_AFTER_DOCS):
             assert first.poll() is None, "the sync finished before it could be killed part-way"

@@ -23,7 +23,8 @@ from cogr_search.cluster.client import Cluster
 from cogr_search.cluster.indices import alias_target, write_blocked
 from cogr_search.cluster.ingest import ingest_items
 from cogr_search.cluster.sync import SyncConfig, sync_keywords, sync_meta
-from cogr_search.cluster.sync_lease import LEASE_INDEX, SyncBusy, read_holder
+from cogr_search.cluster.names import lease_index
+from cogr_search.cluster.sync_lease import SyncBusy, read_holder
 from cogr_search.cluster.sync_status import sync_status
 from cogr_search.data import Item
 from cogr_search.keywords import normalize
@@ -220,7 +221,7 @@ def test_one_sync_per_alias_and_status_names_the_holder(cluster: Cluster, cluste
     state = sync_status(cluster, index_name)
     assert state["sync"] is None and state["serving"] != source
     assert [v["state"] for v in state["versions"]] == ["ingested", "complete"]
-    assert cluster.client.indices.exists(index=LEASE_INDEX)
+    assert cluster.client.indices.exists(index=lease_index(index_name))
 
 
 @secured
@@ -233,14 +234,14 @@ def test_deletes_are_found_by_counts_per_id_range(cluster: Cluster, index_name: 
     from cogr_search.cluster.changes import BUCKET, extra_ids, id_boundaries
 
     ids = [f"d{n:05d}" for n in range(int(BUCKET * 2.5))]
-    source, target = f"{index_name}-r0-1", f"{index_name}-r0-2"
+    source, target = f"{index_name}--r0-1", f"{index_name}--r0-2"
     for index in (source, target):
         cluster.client.indices.create(index=index, body={"mappings": {"properties": {"id": {"type": "keyword"}}}})
         bulk_write(cluster, ({"_op_type": "index", "_index": index, "_id": i, "_source": {"id": i}} for i in ids))
     gone = {ids[0], ids[BUCKET - 1], ids[BUCKET], ids[-1]}  # range edges on both sides
     for doc_id in gone:
         cluster.client.delete(index=source, id=doc_id)
-    cluster.client.indices.refresh(index=f"{index_name}-r0-*")
+    cluster.client.indices.refresh(index=f"{index_name}--r0-*")
 
     boundaries = id_boundaries(reversed(ids))
     assert boundaries == [ids[BUCKET - 1], ids[2 * BUCKET - 1]]
@@ -264,12 +265,12 @@ def test_a_range_larger_than_one_search_is_scanned(cluster: Cluster, index_name:
     from cogr_search.cluster.bulk import bulk_write
 
     ids = [f"d{n:04d}" for n in range(300)]
-    source, target = f"{index_name}-r0-1", f"{index_name}-r0-2"
+    source, target = f"{index_name}--r0-1", f"{index_name}--r0-2"
     for index in (source, target):
         cluster.client.indices.create(index=index, body={"mappings": {"properties": {"id": {"type": "keyword"}}}})
         bulk_write(cluster, ({"_op_type": "index", "_index": index, "_id": i, "_source": {"id": i}} for i in ids))
     cluster.client.delete(index=source, id=ids[5])
-    cluster.client.indices.refresh(index=f"{index_name}-r0-*")
+    cluster.client.indices.refresh(index=f"{index_name}--r0-*")
     monkeypatch.setattr(changes, "ID_WINDOW", 50)  # every range's search now comes back full
     monkeypatch.setattr(changes, "ID_SLACK", 0)
     assert changes.extra_ids(cluster, target, source, [ids[99], ids[199]]) == [ids[5]]

@@ -40,7 +40,7 @@ def test_sync_carries_default_pipelines_to_the_new_version(cluster, index_name):
         plain = sync_keywords(cluster, index_name, {"p1": ["table"]}, 2, "m", SyncConfig(missing="title-only"), progress=False)
         assert dict(shape_of(cluster, plain.index).pipelines) == dict(shape.pipelines)  # still there one sync later
     finally:
-        for name in (f"{index_name}-r*",):
+        for name in (f"{index_name}--r*",):
             cluster.client.indices.delete(index=name, ignore=[404], expand_wildcards="all")
         cluster.client.ingest.delete_pipeline(id=ingest, ignore=[404])
         cluster.client.transport.perform_request("DELETE", f"/_search/pipeline/{search}")

@@ -69,7 +69,7 @@ def _rank_process(launcher: psutil.Process, rank: int) -> psutil.Process | None:
 
 
 def _versions(cluster, alias: str, round_: int) -> list[str]:  # noqa: ANN001
-    return sorted(cluster.client.indices.get(index=f"{alias}-r{round_}-*", expand_wildcards="all"))
+    return sorted(cluster.client.indices.get(index=f"{alias}--r{round_}-*", expand_wildcards="all"))
 
 
 def test_two_processes_train_write_once_sync_once_and_resume_after_a_killed_rank(
@@ -147,7 +147,7 @@ def test_two_processes_train_write_once_sync_once_and_resume_after_a_killed_rank
         assert info["reward_completions"] == info["steps"] * 2 * 2
     assert steps["round-1/sync"]["processes"] == 1
     assert len(_versions(opensearch_cluster, index_name, 1)) == 1
-    assert alias_target(opensearch_cluster, index_name).startswith(f"{index_name}-r1-")
+    assert alias_target(opensearch_cluster, index_name).startswith(f"{index_name}--r1-")
     assert [p["phase"] for p in read_json(run.metrics_path)["phases"]] == ["sft", "rl-query-1", "rl-item-1"]
     assert "round-2/rl_query" not in steps
 
@@ -159,5 +159,5 @@ def test_two_processes_train_write_once_sync_once_and_resume_after_a_killed_rank
     assert steps["round-2/rl_query"]["processes"] == 1 and steps["round-2/rl_query"]["steps"] == 2
     assert steps["round-2/rl_query"]["resumed_from"].startswith("checkpoint-")
     assert steps["round-1/rl_query"]["processes"] == 2  # not redone
-    assert alias_target(opensearch_cluster, index_name).startswith(f"{index_name}-r2-")
+    assert alias_target(opensearch_cluster, index_name).startswith(f"{index_name}--r2-")
     assert len(_versions(opensearch_cluster, index_name, 2)) == 1

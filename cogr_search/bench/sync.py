@@ -169,7 +169,7 @@ def _warm_up(cluster: Cluster, url: str, items: list[Item], keywords: dict[str, 
     alias = f"{ALIAS}-warm-up"
     ingest_items(cluster, alias, items, total=len(items), progress=False)
     if replicas:
-        cluster.call(cluster.client.indices.put_settings, index=f"{alias}-r*",
+        cluster.call(cluster.client.indices.put_settings, index=f"{alias}--r*",
                      body={"index": {"number_of_replicas": replicas}})
     warm_keywords = {i.id: keywords[i.id] for i in items}
     for round_ in range(1, rounds + 1):

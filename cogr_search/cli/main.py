@@ -109,11 +109,14 @@ class CogrGroup(click.Group):
 @click.version_option(__version__, prog_name="cogr-search")
 def cli() -> None:
     """Co-evolving generative keyword retrieval (CoGR) for OpenSearch."""
+    from cogr_search.known_warnings import filter_known_warnings
     from cogr_search.progress import quiet_library_bars
 
+    filter_known_warnings()
     quiet_library_bars()
     _apply_process_settings()
     _show_library_notes()
+
 
 class _Notes(logging.Handler):
     """The library's notes (its `logging` records at INFO and above) as lines on stderr,
@@ -133,7 +136,6 @@ def _show_library_notes() -> None:
     logger.setLevel(logging.INFO)
     if _NOTES not in logger.handlers:
         logger.addHandler(_NOTES)
-
 
 
 def _apply_process_settings() -> None:

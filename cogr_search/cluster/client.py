@@ -41,8 +41,9 @@ class ClusterUnreachable(CogrError):
 
 
 def alias_of(kwargs: dict[str, object]) -> str | None:
-    """The alias a client call addresses: its `index` (`A`, `A,A-*`, a version `A-r1-2`),
-    or the lease document's id (`cogr-sync-leases`/`A`); None for other indices."""
+    """The alias a client call addresses: its `index` (`A`, `A,A--*`, a version `A--r1-2` or
+    an earlier release's `A-r1-2`, its lease index `A--sync-lease`), or the document id in
+    the earlier releases' shared lease index (`cogr-sync-leases`/`A`); None for other indices."""
     from cogr_search.cluster.sync_lease import LEASE_INDEX
 
     index = kwargs.get("index")
@@ -50,7 +51,7 @@ def alias_of(kwargs: dict[str, object]) -> str | None:
         return None
     if index == LEASE_INDEX:
         return str(kwargs["id"]) if kwargs.get("id") else None
-    first = index.split(",")[0].removesuffix("-*")
+    first = index.split(",")[0].split("--")[0].removesuffix("-*")  # names.py: `--` ends the alias
     if not first or first.startswith(".") or "*" in first:
         return None
     return _VERSION_SUFFIX.sub("", first)

@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from cogr_search.errors import CogrError
 from cogr_search.cluster import title_pipeline
 from cogr_search.cluster.client import Cluster
-from cogr_search.cluster.engines import API_ERRORS, NOT_FOUND, error_type
+from cogr_search.cluster.engines import API_ERRORS, NOT_FOUND, error_type, one_line, status_of
+from cogr_search.cluster.names import legacy_versions_wildcard, own_indices_pattern, versions_wildcard
 from cogr_search.cluster.mappings import (
     IndexVersion,
     check_alias_name,
@@ -53,11 +54,12 @@ class Shape:
 def alias_target(cluster: Cluster, alias: str) -> str | None:
     """The concrete index the alias points at, or None if the alias does not exist.
 
-    Asked of the alias and its versions only (``A,A-*``), not of every index: a user whose
-    role grants only this alias (`security roles`) may not look at the others."""
+    Asked of the alias and its own indices only (``A,A--*``), not of every index: a user
+    whose role grants only this alias (`security roles`) may not look at the others. An
+    earlier release's version (``A-r<round>-<n>``) is found through the alias itself."""
     try:
-        found = cluster.call(cluster.client.indices.get_alias, index=f"{alias},{alias}-*", name=alias,
-                             ignore_unavailable=True)
+        found = cluster.call(cluster.client.indices.get_alias, index=f"{alias},{own_indices_pattern(alias)}",
+                             name=alias, ignore_unavailable=True)
     except NOT_FOUND:
         return None
     names = sorted(found)
@@ -77,17 +79,33 @@ def require_index(cluster: Cluster, name: str, flag: str = "--index") -> None:
 
 
 def versions(cluster: Cluster, alias: str) -> list[IndexVersion]:
-    """All concrete versions of `alias` that exist, oldest (lowest n) first.
+    """All concrete versions of `alias` that exist, oldest (lowest n) first: its own
+    (`A--r*`) and those an earlier release named `A-r<round>-<n>`.
 
-    `NAME-r*` also lists the versions of an alias `NAME-rugs`; the exact pattern
-    `NAME-r<round>-<n>` keeps only this alias's own.
+    The legacy expression `A-r*` also lists the versions of an alias `A-rugs`; the exact
+    pattern keeps only this alias's own. On OpenSearch, whose security refuses a wildcard
+    that reaches an index the user may not see, a refusal there is one line saying why.
     """
+    names = _index_names(cluster, versions_wildcard(alias))
     try:
-        names = cluster.call(cluster.client.indices.get, index=f"{alias}-r*", expand_wildcards="open,closed")
-    except NOT_FOUND:
-        return []
+        names += _index_names(cluster, legacy_versions_wildcard(alias))
+    except API_ERRORS as err:
+        if status_of(err) != 403:
+            raise
+        raise CogrError(
+            f"listing the versions earlier releases named {alias}-r<round>-<n> was refused ({one_line(err)}): "
+            f"{alias}-r* also reaches another alias's such versions; sync that alias once, then delete its old "
+            "versions as an admin (docs/security.md, 'Version names')"
+        ) from err
     parsed = (IndexVersion.parse(alias, name) for name in names)
     return sorted((v for v in parsed if v is not None), key=lambda v: v.n)
+
+
+def _index_names(cluster: Cluster, expression: str) -> list[str]:
+    try:
+        return list(cluster.call(cluster.client.indices.get, index=expression, expand_wildcards="open,closed"))
+    except NOT_FOUND:
+        return []
 
 
 PIPELINE_SETTINGS = ("default_pipeline", "search.default_pipeline")

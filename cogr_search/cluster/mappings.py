@@ -1,6 +1,7 @@
 """The index body (the top-level `mappings/index/`, packaged) and the names of versioned indices behind an alias.
 
-Each alias NAME is served by concrete indices `NAME-r<round>-<n>` (DESIGN.md section 3).
+Each alias NAME is served by concrete indices `NAME--r<round>-<n>` (DESIGN.md section 3;
+`names.py` says why the `--`; earlier releases' `NAME-r<round>-<n>` are still recognised).
 Every version is created with the full body from mappings/ (settings, analysis,
 mappings) in the create request itself, not through an index template: a template
 matching `NAME-r*` would also match the versions of an alias `NAME-rugs`, and a user's
@@ -14,11 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from cogr_search.cluster.definitions import definition, definitions_dir
-from cogr_search.errors import CogrError
+from cogr_search.cluster.names import LEGACY_VERSION_RE, VERSION_RE, check_alias, version_name
 
 BODY_FILE = "cogr-items.json"
-_VERSION_RE = r"^{alias}-r(\d+)-(\d+)$"
-_NAME_RE = re.compile(r"^[a-z0-9][a-z0-9_.-]*$")
 
 
 def mappings_dir(override: Path | None = None) -> Path:
@@ -57,33 +56,39 @@ def item_properties(templates: Path | None = None) -> dict:
 
 
 def check_alias_name(alias: str) -> None:
-    """OpenSearch index names are lowercase and restricted; say so before the cluster does."""
-    if not _NAME_RE.match(alias) or len(alias) > 200:
-        raise CogrError(
-            f"--index {alias!r}: use lowercase letters, digits, '-', '_' or '.', not starting with '-', '_' or '.'"
-        )
+    """Index names are lowercase and restricted, and an alias must not reach into another
+    alias's indices (`names.check_alias`); say so before the cluster does."""
+    check_alias(alias)
 
 
 @dataclass(frozen=True, order=True)
 class IndexVersion:
-    """One concrete index behind an alias: `<alias>-r<round>-<n>`."""
+    """One concrete index behind an alias: `<alias>--r<round>-<n>`, or an earlier release's
+    `<alias>-r<round>-<n>` (`legacy`), which keeps its name until it is pruned."""
 
     round: int
     n: int
     alias: str
+    legacy: bool = False
 
     @property
     def name(self) -> str:
-        return f"{self.alias}-r{self.round}-{self.n}"
+        if self.legacy:
+            return f"{self.alias}-r{self.round}-{self.n}"
+        return version_name(self.alias, self.round, self.n)
 
     @classmethod
     def parse(cls, alias: str, index_name: str) -> "IndexVersion | None":
-        match = re.match(_VERSION_RE.format(alias=re.escape(alias)), index_name)
-        return cls(int(match.group(1)), int(match.group(2)), alias) if match else None
+        for pattern, legacy in ((VERSION_RE, False), (LEGACY_VERSION_RE, True)):
+            match = re.match(pattern.format(alias=re.escape(alias)), index_name)
+            if match:
+                return cls(int(match.group(1)), int(match.group(2)), alias, legacy)
+        return None
 
 
 def next_version(alias: str, existing: list[str], round_: int) -> IndexVersion:
-    """A fresh version name for `round_`: n is one more than any version seen so far."""
+    """A fresh version name for `round_`: n is one more than any version seen so far,
+    earlier releases' included."""
     versions = [v for v in (IndexVersion.parse(alias, name) for name in existing) if v]
     n = max((v.n for v in versions), default=0) + 1
     return IndexVersion(round_, n, alias)

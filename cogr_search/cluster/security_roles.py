@@ -6,8 +6,13 @@ engine (`mappings/security/opensearch-roles.json` for the OpenSearch security pl
 `elasticsearch-roles.json` for x-pack security's role descriptors), one pair per alias:
 
 - ``cogr_writer_<alias>``: ingest, sync (offline and online: the lease, the write block,
-  the alias swap, old versions removed) and `index create` on the alias and its versions;
+  the alias swap, old versions removed) and `index create` on the alias and its own
+  indices `<alias>--*` (versions and lease; `names.py`: no other alias's index matches);
 - ``cogr_reader_<alias>``: search and eval on them.
+
+Each role entry carries a `_why` (dropped from what is printed or applied): the command
+that needs the privilege, or why it is kept without a test that removes it
+(tests/test_role_scope.py removes each privilege and sees its command fail).
 
 `cogr-search security roles --print|--apply --alias A` prints them or puts them into the
 cluster's security plugin, optionally with a user mapped to each (docs/security.md).
@@ -24,10 +29,10 @@ from collections.abc import Callable
 from cogr_search.cluster.definitions import definitions_dir
 
 from cogr_search.cluster.client import Cluster
+from cogr_search.cluster.names import check_alias, legacy_versions_regex, own_indices_pattern
 from cogr_search.errors import CogrError
 
 ROLES_FILES = {"opensearch": "opensearch-roles.json", "elasticsearch": "elasticsearch-roles.json"}
-_ALIAS_RE = re.compile(r"^[a-z0-9][a-z0-9_.-]*$")
 # OpenSearch: "no permissions for [indices:admin/create] and User [name=reader, ...]"
 _NO_PERMISSION_RE = re.compile(r"no permissions for \[([^\]]+)\] and User \[name=([^,\]]+)")
 # Elasticsearch: "action [indices:admin/create] is unauthorized for user [reader] with effective roles [...]"
@@ -38,13 +43,41 @@ _GRANTED_BY_RE = re.compile(r"granted by the (index|cluster) privileges \[([^\]]
 
 def roles_for(alias: str, engine: str = "opensearch") -> dict[str, dict]:
     """The writer and reader role bodies for ``alias`` in ``engine``'s REST format (the
-    security plugin's roles API, or x-pack's role descriptors)."""
-    if not _ALIAS_RE.match(alias):
-        raise CogrError(f"--alias {alias!r}: an index alias is lowercase letters, digits, '-', '_' and '.'")
+    security plugin's roles API, or x-pack's role descriptors).
+
+    Refused (one line) for an alias whose patterns could reach another alias's indices
+    (`names.check_alias`): the patterns are only exact because such aliases are refused."""
+    check_alias(alias, "--alias")
+    roles = _fill(role_templates(engine), _placeholders(alias))
+    for role in roles.values():
+        role.pop("_why", None)
+    return roles
+
+
+def role_templates(engine: str) -> dict[str, dict]:
+    """The role file of ``engine`` as shipped: placeholders unfilled, the `_why` notes kept."""
     text = (definitions_dir() / "security" / ROLES_FILES[engine]).read_text()
-    roles = json.loads(text.replace("{alias}", alias))
+    roles = json.loads(text)
     roles.pop("_comment", None)
     return roles
+
+
+def _placeholders(alias: str) -> dict[str, str]:
+    """Each placeholder of the role files: whole strings, so a regex's backslashes need no JSON escaping."""
+    return {"{alias}": alias, "{alias}--*": own_indices_pattern(alias),
+            "{alias_legacy_versions}": legacy_versions_regex(alias)}
+
+
+def _fill(value: object, placeholders: dict[str, str]) -> object:
+    if isinstance(value, dict):
+        return {_fill(key, placeholders): _fill(item, placeholders) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_fill(item, placeholders) for item in value]
+    if isinstance(value, str):
+        if value in placeholders:
+            return placeholders[value]
+        return value.replace("{alias}", placeholders["{alias}"])
+    return value
 
 
 def apply_roles(cluster: Cluster, alias: str, users: dict[str, str] | None = None,

@@ -1,6 +1,7 @@
 """One sync per alias, and a write freeze that cannot outlive the sync that set it.
 
-The lease is a document in the cluster (index `cogr-sync-leases`, id = the alias), so
+The lease is a document in the cluster (index `A--sync-lease` of alias A, id = the alias;
+one index per alias, so that a role can grant a writer its own lease only), so
 every host that syncs the alias sees it: created only if absent, holding the owner, host,
 pid, phase and expiry, renewed by a heartbeat thread while the sync runs, and changed
 only with compare-and-set (`if_seq_no`/`if_primary_term`), so two processes that both
@@ -35,9 +36,11 @@ from cogr_search.cluster.client import Cluster
 from cogr_search.cluster.sync_config import DEFAULT_LEASE_S
 from cogr_search.cluster.engines import API_ERRORS, NOT_FOUND, one_line, status_of
 from cogr_search.cluster.indices import alias_target, set_write_block, write_blocked
+from cogr_search.cluster.names import LEGACY_LEASE_INDEX, lease_index
 from cogr_search.errors import CogrError
 
-LEASE_INDEX = "cogr-sync-leases"
+LEASE_INDEX = LEGACY_LEASE_INDEX
+"""The shared lease index of earlier releases; the lease of alias A is now in `lease_index(A)`."""
 LEFT_FROZEN = "left-frozen"
 """The phase of a lease whose sync ended without lifting its freeze."""
 UNFREEZE_ATTEMPTS = 5
@@ -98,10 +101,10 @@ def _alive(doc: dict) -> bool:
         return False
 
 
-def _ensure_index(cluster: Cluster) -> None:
+def _ensure_index(cluster: Cluster, alias: str) -> None:
     body = {"settings": {"number_of_shards": 1, "auto_expand_replicas": "0-1"}, "mappings": {"dynamic": False}}
     try:
-        cluster.call(cluster.client.indices.create, index=LEASE_INDEX, body=body)
+        cluster.call(cluster.client.indices.create, index=lease_index(alias), body=body)
     except API_ERRORS as err:
         if "resource_already_exists" not in str(err):
             raise
@@ -109,7 +112,7 @@ def _ensure_index(cluster: Cluster) -> None:
 
 def read_holder(cluster: Cluster, alias: str) -> Holder | None:
     try:
-        found = cluster.call(cluster.client.get, index=LEASE_INDEX, id=alias)
+        found = cluster.call(cluster.client.get, index=lease_index(alias), id=alias)
     except NOT_FOUND:
         return None
     if not found.get("found"):
@@ -188,7 +191,7 @@ def _drop_lease(cluster: Cluster, alias: str, holder: Holder) -> None:
     """Delete a stale lease as read (compare-and-set): one that changed since was taken
     over by a new sync, and is its own."""
     try:
-        cluster.call(cluster.client.delete, index=LEASE_INDEX, id=alias,
+        cluster.call(cluster.client.delete, index=lease_index(alias), id=alias,
                      if_seq_no=holder.seq_no, if_primary_term=holder.primary_term)
     except NOT_FOUND:
         return
@@ -221,7 +224,7 @@ class SyncLease:
 
     def acquire(self) -> None:
         """Create the lease, or take over a stale one (lifting its freeze); refuse a live one."""
-        _ensure_index(self.cluster)
+        _ensure_index(self.cluster, self.alias)
         me = psutil.Process(os.getpid())
         now = time.time()
         self._doc = {"alias": self.alias, "owner": self.owner, "host": socket.gethostname(), "pid": me.pid,
@@ -261,7 +264,7 @@ class SyncLease:
                 self._doc.update(phase=LEFT_FROZEN)
                 self._write()
                 return
-            self.cluster.call(self.cluster.client.delete, index=LEASE_INDEX, id=self.alias,
+            self.cluster.call(self.cluster.client.delete, index=lease_index(self.alias), id=self.alias,
                               if_seq_no=self._seq[0], if_primary_term=self._seq[1])
 
     # -- while held
@@ -319,8 +322,8 @@ class SyncLease:
         try:
             # No refresh: every reader GETs the lease by id, which is realtime, and the write is
             # durable when it returns (a forced refresh cost ~15 ms on each of a sync's updates).
-            written = self.cluster.call(self.cluster.client.index, index=LEASE_INDEX, id=self.alias, body=self._doc,
-                                        **params)
+            written = self.cluster.call(self.cluster.client.index, index=lease_index(self.alias), id=self.alias,
+                                        body=self._doc, **params)
         except API_ERRORS as err:
             if status_of(err) == 409:
                 return False

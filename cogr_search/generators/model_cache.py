@@ -15,11 +15,15 @@ under `HF_HUB_OFFLINE=1`.
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import importlib.util
 import json
 import os
 import shutil
+import sys
 import tempfile
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from cogr_search.errors import CogrError, InputError
@@ -55,8 +59,13 @@ def is_converted(folder: Path) -> bool:
     return (folder / COMPLETE_MARKER).is_file()
 
 
-def ensure_default_model(settings: Settings | None = None) -> Path:
-    """The cached safetensors folder of the default model, converting it on first use.
+def _stderr(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+def ensure_default_model(settings: Settings | None = None, echo: Callable[[str], None] = _stderr) -> Path:
+    """The cached safetensors folder of the default model, converting it on first use
+    (said in one line through `echo`: the conversion takes about 30 s).
 
     The conversion writes into a temporary sibling folder and renames it into place, so
     a crash or a concurrent conversion never leaves a half-written cache behind.
@@ -65,6 +74,7 @@ def ensure_default_model(settings: Settings | None = None) -> Path:
     if is_converted(target):
         return target
     gguf = locate_gguf()
+    echo(f"converting the default CPU model, once (30-60 s): {gguf.name} -> {target}")
     target.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{target.name}-", dir=target.parent))
     try:
@@ -86,8 +96,9 @@ def _convert(gguf: Path, out_dir: Path) -> None:
     """Dequantize the GGUF with transformers and save model + tokenizer as safetensors."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    tokenizer = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
-    model = AutoModelForCausalLM.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
+    with _without_gguf_bar():
+        tokenizer = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
+        model = AutoModelForCausalLM.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
     if getattr(model, "hf_quantizer", None) is not None:
         # A GGUF-loaded model refuses save_pretrained while its quantizer is attached;
         # the weights are already dequantized to float32, so dropping it loses nothing.
@@ -100,6 +111,27 @@ def _convert(gguf: Path, out_dir: Path) -> None:
     (out_dir / COMPLETE_MARKER).write_text(
         json.dumps({"source": str(gguf), "source_bytes": gguf.stat().st_size}, indent=2) + "\n"
     )
+
+
+@contextlib.contextmanager
+def _without_gguf_bar() -> Iterator[None]:
+    """No bars while converting: the conversion is said in one line instead. transformers'
+    GGUF reader draws a tqdm bar of its own, which neither transformers' progress switch
+    nor HF_HUB_DISABLE_PROGRESS_BARS turns off (a page of half-lines in a set-up log), so
+    the reader gets a silent bar; the switch turns off the "Loading weights" bar."""
+    import transformers.modeling_gguf_pytorch_utils as gguf_reader
+    from transformers.utils import logging as hf_logging
+
+    bar = gguf_reader.tqdm
+    bars_were_on = hf_logging.is_progress_bar_enabled()
+    gguf_reader.tqdm = functools.partial(bar, disable=True)
+    hf_logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        gguf_reader.tqdm = bar
+        if bars_were_on:
+            hf_logging.enable_progress_bar()
 
 
 # A tiny random model's shape: 4 Llama blocks, hidden 64, 4 heads of 16, 2 kv heads, MLP 128.

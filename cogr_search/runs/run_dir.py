@@ -8,6 +8,7 @@ Layout of `runs/<name>/`:
     split.json                   train / validation query ids and the item ids in use
     manifest.json                completed steps, with timestamps and step details
     metrics.json                 validation metrics per round (written by later phases)
+    train.log                    the trainers' log entries (loss, rewards, ...), one JSON object a line
     round-<r>/query/             query generator checkpoint (Hugging Face folder)
     round-<r>/item/              item generator checkpoint
     round-<r>/item_keywords.jsonl   keywords of every item by round r's item generator
@@ -144,6 +145,11 @@ class RunDir:
     @property
     def metrics_path(self) -> Path:
         return self.root / "metrics.json"
+
+    @property
+    def train_log_path(self) -> Path:
+        """The trainers' log entries (`training/trainer_log.py`): kept off the terminal."""
+        return self.root / "train.log"
 
     def round_dir(self, round_: int) -> Path:
         if round_ < 0:

@@ -75,6 +75,7 @@ def train_grpo(
     callbacks: Sequence[object] = (),
     use_vllm: bool | None = None,
     ranks: Ranks | None = None,
+    log_path: Path | None = None,
 ) -> GRPOResult:
     """GRPO-train the generator at `model_path` on `rows` and save it to `out_dir`.
 
@@ -82,7 +83,8 @@ def train_grpo(
     `prompt` reaches `reward` by name. `use_vllm=None` uses vLLM where it is available.
     Under several `ranks` each process rolls out and rewards its share of every step's
     completions (one colocated vLLM per rank), with the single-process run's effective
-    batch; rank 0 alone saves.
+    batch; rank 0 alone saves. The trainer's log entries go to `log_path` (the run's
+    train.log), never the terminal.
     """
     ranks = ranks or Ranks()
     if not rows:
@@ -93,6 +95,8 @@ def train_grpo(
     from datasets import Dataset as HFDataset
     from transformers import AutoModelForCausalLM, AutoTokenizer
     from trl import GRPOConfig, GRPOTrainer
+
+    from cogr_search.training.trainer_log import route_trainer_logs
 
     configure_torch_threads()
     on_gpu = torch.cuda.is_available()
@@ -144,6 +148,7 @@ def train_grpo(
         peft_config=peft_config,
         callbacks=list(callbacks) or None,
     )
+    route_trainer_logs(trainer, log_path, f"grpo {out_dir.parent.name}/{out_dir.name}")
     # counted on the trainer's model: with LoRA only the adapters are trainable
     trainable = sum(p.numel() for p in trainer.model.parameters() if p.requires_grad)
     checkpoint = ranks.broadcast(latest_checkpoint(work_dir))  # rank 0's view: the one it wrote

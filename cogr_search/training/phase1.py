@@ -307,7 +307,8 @@ def _sft(ctx: _Context, side: str, examples: list) -> dict:
     from cogr_search.training.sft import train_sft
 
     out = ctx.run.checkpoint_path(0, side)
-    result = train_sft(Path(ctx.config.model), examples, out, ctx.config.sft, progress=ctx.progress, ranks=ctx.ranks)
+    result = train_sft(Path(ctx.config.model), examples, out, ctx.config.sft, progress=ctx.progress, ranks=ctx.ranks,
+                       log_path=ctx.run.train_log_path)
     return {**result.as_dict(), "weights_sha256": weights_digest(out)}
 
 

@@ -67,12 +67,14 @@ def train_sft(
     progress: bool = True,
     callbacks: Sequence[object] = (),
     ranks: Ranks | None = None,
+    log_path: Path | None = None,
 ) -> SFTResult:
     """Fine-tune the model at `model_path` on `examples` and save it to `out_dir`.
 
     `callbacks` are transformers `TrainerCallback`s (progress hooks, tests). Under
     several `ranks` (the launcher's processes) the trainer is data-parallel with the
-    single-process run's effective batch, and rank 0 alone saves."""
+    single-process run's effective batch, and rank 0 alone saves. The trainer's log
+    entries go to `log_path` (the run's train.log), never the terminal."""
     ranks = ranks or Ranks()
     if not examples:
         raise CogrError(f"SFT for {out_dir}: no training examples")
@@ -82,6 +84,8 @@ def train_sft(
     from transformers import AutoModelForCausalLM, AutoTokenizer
     from trl import SFTConfig as TrlSFTConfig
     from trl import SFTTrainer
+
+    from cogr_search.training.trainer_log import route_trainer_logs
 
     configure_torch_threads()
     work_dir = work_dir_for(out_dir)
@@ -118,6 +122,7 @@ def train_sft(
         model=model, args=args, train_dataset=dataset, processing_class=tokenizer, peft_config=peft_config,
         callbacks=list(callbacks) or None,
     )
+    route_trainer_logs(trainer, log_path, f"sft {out_dir.parent.name}/{out_dir.name}")
     checkpoint = ranks.broadcast(latest_checkpoint(work_dir))  # rank 0's view: the one it wrote
     start = time.perf_counter()
     output = trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
