@@ -159,10 +159,9 @@ def vllm_is_faster_here() -> bool:
 BACKENDS = ("auto", "transformers", "vllm")
 
 
-def load_backend(model_path: Path, kind: str = "auto", **options: object) -> GeneratorBackend:
-    """Open `model_path` with the chosen engine. `auto` picks vLLM where it is installed
-    and measured faster (`vllm_is_faster_here`; `COGR_BACKEND` overrides), transformers
-    otherwise."""
+def resolve_backend(kind: str = "auto") -> str:
+    """`transformers` or `vllm` for a `--backend` value: `auto` reads `COGR_BACKEND`, then
+    picks vLLM where it is installed and measured faster (`vllm_is_faster_here`)."""
     if kind == "auto":
         from cogr_search.settings import load_settings
 
@@ -175,6 +174,12 @@ def load_backend(model_path: Path, kind: str = "auto", **options: object) -> Gen
         reason = vllm_unavailable_reason()
         if reason is not None:
             raise CogrError(f"the vLLM backend cannot run here: {reason}")
+    return kind
+
+
+def load_backend(model_path: Path, kind: str = "auto", **options: object) -> GeneratorBackend:
+    """Open `model_path` with the chosen engine (`resolve_backend`)."""
+    if resolve_backend(kind) == "vllm":
         from cogr_search.generators.vllm_backend import VLLMBackend
 
         return VLLMBackend(model_path, **options)  # type: ignore[arg-type]

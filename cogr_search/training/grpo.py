@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from cogr_search.errors import CogrError
-from cogr_search.generators.backend import vllm_unavailable_reason
+from cogr_search.generators.backend import resolve_backend
 from cogr_search.generators.threads import configure_torch_threads
 from cogr_search.training.checkpoints import (
     bf16_training,
@@ -78,9 +78,11 @@ def train_grpo(
     log_path: Path | None = None,
 ) -> GRPOResult:
     """GRPO-train the generator at `model_path` on `rows` and save it to `out_dir`.
+    backend: str = "auto",
 
     `rows` are `{"prompt": [chat messages], <id column>: ...}`; every column except
-    `prompt` reaches `reward` by name. `use_vllm=None` uses vLLM where it is available.
+    `prompt` reaches `reward` by name. Rollouts run on `backend` (`auto`: vLLM where it is
+    installed and faster, `resolve_backend`), colocated; `use_vllm` overrides it.
     Under several `ranks` each process rolls out and rewards its share of every step's
     completions (one colocated vLLM per rank), with the single-process run's effective
     batch; rank 0 alone saves. The trainer's log entries go to `log_path` (the run's
@@ -100,7 +102,11 @@ def train_grpo(
 
     configure_torch_threads()
     on_gpu = torch.cuda.is_available()
-    vllm = vllm_unavailable_reason() is None if use_vllm is None else use_vllm
+    vllm = resolve_backend(backend) == "vllm" if use_vllm is None else use_vllm
+    if vllm and not on_gpu:
+        from cogr_search.training.vllm_rollouts import prepare_cpu_rollouts
+
+        prepare_cpu_rollouts()
     work_dir = work_dir_for(out_dir)
     tokenizer = AutoTokenizer.from_pretrained(str(model_path))
     if tokenizer.pad_token is None:
@@ -152,6 +158,10 @@ def train_grpo(
     # counted on the trainer's model: with LoRA only the adapters are trainable
     trainable = sum(p.numel() for p in trainer.model.parameters() if p.requires_grad)
     checkpoint = ranks.broadcast(latest_checkpoint(work_dir))  # rank 0's view: the one it wrote
+    if vllm and not on_gpu:
+        from cogr_search.training.vllm_rollouts import repack_after_each_sync
+
+        repack_after_each_sync(trainer)
     start = time.perf_counter()
     trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
     seconds = time.perf_counter() - start
@@ -159,6 +169,10 @@ def train_grpo(
     finish_training(trainer, tokenizer, out_dir, work_dir, config.lora, ranks)
     return GRPOResult(
         steps=int(trainer.state.global_step),
+    if vllm and not on_gpu:
+        from cogr_search.training.vllm_rollouts import close_rollout_engine
+
+        close_rollout_engine(trainer)
         prompts=len(rows),
         seconds=seconds,
         rewards=[float(e["reward"]) for e in log],
