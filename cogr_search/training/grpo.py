@@ -76,9 +76,9 @@ def train_grpo(
     use_vllm: bool | None = None,
     ranks: Ranks | None = None,
     log_path: Path | None = None,
+    backend: str = "auto",
 ) -> GRPOResult:
     """GRPO-train the generator at `model_path` on `rows` and save it to `out_dir`.
-    backend: str = "auto",
 
     `rows` are `{"prompt": [chat messages], <id column>: ...}`; every column except
     `prompt` reaches `reward` by name. Rollouts run on `backend` (`auto`: vLLM where it is
@@ -154,25 +154,25 @@ def train_grpo(
         peft_config=peft_config,
         callbacks=list(callbacks) or None,
     )
-    route_trainer_logs(trainer, log_path, f"grpo {out_dir.parent.name}/{out_dir.name}")
-    # counted on the trainer's model: with LoRA only the adapters are trainable
-    trainable = sum(p.numel() for p in trainer.model.parameters() if p.requires_grad)
-    checkpoint = ranks.broadcast(latest_checkpoint(work_dir))  # rank 0's view: the one it wrote
     if vllm and not on_gpu:
         from cogr_search.training.vllm_rollouts import repack_after_each_sync
 
         repack_after_each_sync(trainer)
+    route_trainer_logs(trainer, log_path, f"grpo {out_dir.parent.name}/{out_dir.name}")
+    # counted on the trainer's model: with LoRA only the adapters are trainable
+    trainable = sum(p.numel() for p in trainer.model.parameters() if p.requires_grad)
+    checkpoint = ranks.broadcast(latest_checkpoint(work_dir))  # rank 0's view: the one it wrote
     start = time.perf_counter()
     trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
     seconds = time.perf_counter() - start
-    log = [entry for entry in trainer.state.log_history if "reward" in entry]
-    finish_training(trainer, tokenizer, out_dir, work_dir, config.lora, ranks)
-    return GRPOResult(
-        steps=int(trainer.state.global_step),
     if vllm and not on_gpu:
         from cogr_search.training.vllm_rollouts import close_rollout_engine
 
         close_rollout_engine(trainer)
+    log = [entry for entry in trainer.state.log_history if "reward" in entry]
+    finish_training(trainer, tokenizer, out_dir, work_dir, config.lora, ranks)
+    return GRPOResult(
+        steps=int(trainer.state.global_step),
         prompts=len(rows),
         seconds=seconds,
         rewards=[float(e["reward"]) for e in log],
