@@ -99,7 +99,8 @@ def _worker(out: Path) -> None:
     items = [dataset.items[i] for i in sorted(dataset.items)[:ITEMS]]
     queries = [dataset.queries[q] for q in sorted(dataset.queries)[:QUERIES]]
     params = INIT.with_(max_new_tokens=TOKENS, seed=SEED)
-    for name, requests in (("items", item_requests(prompts, items, 8)), ("queries", query_requests(prompts, queries, 8))):
+    files = {"items": item_requests(prompts, items, 8), "queries": query_requests(prompts, queries, 8)}
+    for name, requests in files.items():
         generate_with_model(ensure_default_model(), requests, out / f"{name}.jsonl", params, backend="transformers",
                             dtype="auto", batch_size=BATCH, progress=False, ranks=ranks)
 

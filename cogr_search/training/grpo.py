@@ -45,6 +45,7 @@ class GRPOResult:
     trainable_parameters: int = 0
     used_vllm: bool = False
     resumed_from: str | None = None
+    rank_weights_sha256: list[str] = field(default_factory=list)  # each rank's trained weights (state_digest)
 
     def as_dict(self) -> dict:
         def mean(values: list[float]) -> float | None:
@@ -62,6 +63,7 @@ class GRPOResult:
             "trainable_parameters": self.trainable_parameters,
             "used_vllm": self.used_vllm,
             "resumed_from": self.resumed_from,
+            "rank_weights_sha256": self.rank_weights_sha256,
         }
 
 
@@ -96,7 +98,9 @@ def train_grpo(
     import torch
     from datasets import Dataset as HFDataset
     from transformers import AutoModelForCausalLM, AutoTokenizer
-    from trl import GRPOConfig, GRPOTrainer
+    from trl import GRPOConfig
+
+    from cogr_search.training.grpo_rollouts import rank_invariant_trainer
 
     from cogr_search.training.trainer_log import route_trainer_logs
 
@@ -145,7 +149,7 @@ def train_grpo(
         **trainer_io_args(work_dir, config.save_steps, config.seed, progress),
     )
     peft_config = lora_config(config, model) if config.lora else None
-    trainer = GRPOTrainer(
+    trainer = rank_invariant_trainer()(  # trl's GRPOTrainer, rollouts independent of N (grpo_rollouts.py)
         model=model,
         reward_funcs=[reward],
         args=args,
@@ -170,7 +174,7 @@ def train_grpo(
 
         close_rollout_engine(trainer)
     log = [entry for entry in trainer.state.log_history if "reward" in entry]
-    finish_training(trainer, tokenizer, out_dir, work_dir, config.lora, ranks)
+    digests = finish_training(trainer, tokenizer, out_dir, work_dir, config.lora, ranks)
     return GRPOResult(
         steps=int(trainer.state.global_step),
         prompts=len(rows),
@@ -181,4 +185,5 @@ def train_grpo(
         trainable_parameters=trainable,
         used_vllm=vllm,
         resumed_from=checkpoint.name if checkpoint else None,
+        rank_weights_sha256=digests,
     )
