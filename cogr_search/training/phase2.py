@@ -248,7 +248,7 @@ def _grpo(ctx: _Context, side: str, round_: int, rows: list[dict], reward, confi
         if ctx.ranks.is_main:
             ctx.echo(f"[{ctx.run.name}] {side} screening kept {screening['kept']} of {screening['candidates']} prompts")
     result = train_grpo(start_model, rows, reward, out, config, progress=ctx.progress, callbacks=ctx.callbacks,
-                        ranks=ctx.ranks, log_path=ctx.run.train_log_path)
+                        ranks=ctx.ranks, log_path=ctx.run.train_log_path, backend=ctx.config.generation.backend)
     figures = result.as_dict()
     note = no_learning_note(side, figures, config.prompts_per_step * config.gradient_accumulation_steps)
     if note and ctx.ranks.is_main:

@@ -46,6 +46,7 @@ class SFTResult:
     train_loss: float | None
     losses: list[float] = field(default_factory=list)
     resumed_from: str | None = None
+    rank_weights_sha256: list[str] = field(default_factory=list)  # each rank's trained weights (state_digest)
 
     def as_dict(self) -> dict:
         return {
@@ -56,6 +57,7 @@ class SFTResult:
             "first_loss": self.losses[0] if self.losses else None,
             "last_loss": self.losses[-1] if self.losses else None,
             "resumed_from": self.resumed_from,
+            "rank_weights_sha256": self.rank_weights_sha256,
         }
 
 
@@ -128,7 +130,7 @@ def train_sft(
     output = trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
     seconds = time.perf_counter() - start
     losses = [float(entry["loss"]) for entry in trainer.state.log_history if "loss" in entry]
-    finish_training(trainer, tokenizer, out_dir, work_dir, config.lora, ranks)
+    digests = finish_training(trainer, tokenizer, out_dir, work_dir, config.lora, ranks)
     return SFTResult(
         steps=int(trainer.state.global_step),
         examples=len(examples),
@@ -136,4 +138,5 @@ def train_sft(
         train_loss=float(output.training_loss) if output.training_loss is not None else None,
         losses=losses,
         resumed_from=checkpoint.name if checkpoint else None,
+        rank_weights_sha256=digests,
     )
