@@ -90,7 +90,7 @@ def _worker(out: Path) -> None:
     from cogr_search.generators.model_cache import ensure_default_model
     from cogr_search.generators.prompts import load_prompts
     from cogr_search.generators.threads import request_threads
-    from cogr_search.training.ranks import join
+    from cogr_search.ranks import join
 
     request_threads(int(os.environ.get("COGR_TORCH_THREADS", "1")))
     ranks = join()

@@ -72,7 +72,7 @@ def _worker(out: Path, grpo_start: Path | None) -> None:
     from cogr_search.generators.threads import request_threads
     from cogr_search.runs.config import GRPOSideConfig, SFTConfig
     from cogr_search.training.grpo import train_grpo
-    from cogr_search.training.ranks import join
+    from cogr_search.ranks import join
     from cogr_search.training.sft import SFTExample, train_sft
 
     request_threads(1)
