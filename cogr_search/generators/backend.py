@@ -12,6 +12,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from cogr_search.errors import CogrError, InputError
 
@@ -78,8 +79,20 @@ class GeneratorBackend(ABC):
 
     name: str = "abstract"
 
+    tokenizer: Any
+    """The model's Hugging Face tokenizer: both engines render prompts with it."""
+
     def __init__(self, model_path: Path) -> None:
         self.model_path = Path(model_path)
+
+    def render(self, conversation: Sequence[Message]) -> list[int]:
+        """Token ids of a conversation through the model's chat template, ready for the
+        assistant's turn. One rendering for every engine, so vLLM and transformers see
+        byte-identical inputs and never add a second BOS token."""
+        ids = self.tokenizer.apply_chat_template(list(conversation), add_generation_prompt=True, tokenize=True)
+        if hasattr(ids, "keys"):  # some tokenizers return a BatchEncoding
+            ids = ids["input_ids"]
+        return list(ids)
 
     @abstractmethod
     def iter_batches(

@@ -71,14 +71,6 @@ class HFBackend(GeneratorBackend):
         self._prefix_cache = None
         self.end_ids = _end_token_ids(self.model, self.tokenizer)
 
-    def render(self, conversation: Sequence[Message]) -> list[int]:
-        """Token ids of a conversation through the model's chat template, ready for the
-        assistant's turn."""
-        ids = self.tokenizer.apply_chat_template(list(conversation), add_generation_prompt=True, tokenize=True)
-        if isinstance(ids, dict) or hasattr(ids, "keys"):  # some tokenizers return a BatchEncoding
-            ids = ids["input_ids"]
-        return list(ids)
-
     def iter_batches(
         self,
         conversations: Sequence[Sequence[Message]],

@@ -91,12 +91,6 @@ class VLLMBackend(GeneratorBackend):
             **options,
         )
 
-    def render(self, conversation: Sequence[Message]) -> list[int]:
-        ids = self.tokenizer.apply_chat_template(list(conversation), add_generation_prompt=True, tokenize=True)
-        if hasattr(ids, "keys"):
-            ids = ids["input_ids"]
-        return list(ids)
-
     def iter_batches(
         self,
         conversations: Sequence[Sequence[Message]],
