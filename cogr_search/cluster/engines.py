@@ -27,6 +27,7 @@ from opensearchpy import OpenSearch
 from opensearchpy import exceptions as os_exc
 
 from cogr_search.cluster.json_codec import OrjsonSerializer
+from cogr_search.cluster.permissions import permission_hint
 from cogr_search.errors import CogrError
 from cogr_search.settings import Settings
 from cogr_search.shadow.bm25 import Bm25Variant
@@ -152,8 +153,6 @@ def describe_error(exc: BaseException) -> str | None:
         where = f" on index {index!r}" if index else ""
         reason = " ".join(error_reason(exc).split())[:300]
         if status == 403:
-            from cogr_search.cluster.security_roles import permission_hint
-
             hint = permission_hint(reason, getattr(exc, "cogr_alias", None))
             if hint is not None:
                 return f"{label} refused the request{where} (HTTP 403): {hint}"

@@ -18,13 +18,12 @@ that needs the privilege, or why it is kept without a test that removes it
 cluster's security plugin, optionally with a user mapped to each (docs/security.md).
 
 A 403 of either engine becomes one line naming the refused action, the user and the role
-that grants it (`permission_hint`).
+that grants it (`permissions.permission_hint`).
 """
 
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable
 from cogr_search.cluster.definitions import definitions_dir
 
@@ -33,12 +32,6 @@ from cogr_search.cluster.names import check_alias, legacy_versions_regex, own_in
 from cogr_search.errors import CogrError
 
 ROLES_FILES = {"opensearch": "opensearch-roles.json", "elasticsearch": "elasticsearch-roles.json"}
-# OpenSearch: "no permissions for [indices:admin/create] and User [name=reader, ...]"
-_NO_PERMISSION_RE = re.compile(r"no permissions for \[([^\]]+)\] and User \[name=([^,\]]+)")
-# Elasticsearch: "action [indices:admin/create] is unauthorized for user [reader] with effective roles [...]"
-_UNAUTHORIZED_RE = re.compile(r"action \[([^\]]+)\] is unauthorized for user \[([^\]]+)\]")
-# Elasticsearch also says which of its privileges grant the action.
-_GRANTED_BY_RE = re.compile(r"granted by the (index|cluster) privileges \[([^\]]+)\]")
 
 
 def roles_for(alias: str, engine: str = "opensearch") -> dict[str, dict]:
@@ -184,19 +177,3 @@ def _native_write(cluster: Cluster, method: str, path: str, body: dict) -> None:
             "index needs the analysis-common module): put the roles into each node's config/roles.yml instead, one "
             "`NAME: {...}` line per role of `cogr-search security roles --print --engine elasticsearch --alias ALIAS`"
         ) from err
-
-
-def permission_hint(reason: str, alias: str | None = None) -> str | None:
-    """For a 403 of either engine's security: which action was refused to whom, and which
-    shipped role grants it, named for ``alias`` when the refused call's alias is known
-    (None: not a missing-permission answer)."""
-    match = _NO_PERMISSION_RE.search(reason) or _UNAUTHORIZED_RE.search(reason)
-    if match is None:
-        return None
-    action, user = match.group(1), match.group(2)
-    kind = "reader" if action.startswith(("indices:data/read", "indices:admin/aliases/get")) else "writer"
-    role = f"cogr_{kind}_{alias or '<alias>'}"
-    granted = _GRANTED_BY_RE.search(reason)
-    privileges = f" (the {granted.group(1)} privileges {granted.group(2)} grant it)" if granted else ""
-    return (f"user {user!r} lacks {action}{privileges}: map it to the role {role} "
-            "(`cogr-search security roles --print --alias ALIAS` shows what each grants)")
