@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from cogr_search.errors import InputError
-from cogr_search.generators.backend import GREEDY, INIT, load_backend
+from cogr_search.generators.backend import GREEDY, INIT
+from cogr_search.generators.backend_choice import load_backend
 from cogr_search.generators.model_cache import (
     COMPLETE_MARKER,
     default_model_dir,

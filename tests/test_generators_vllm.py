@@ -9,7 +9,8 @@ from collections.abc import Iterator
 import pytest
 
 from cogr_search.errors import CogrError
-from cogr_search.generators.backend import GREEDY, INIT, GeneratorBackend, load_backend, vllm_unavailable_reason
+from cogr_search.generators.backend import GREEDY, INIT, GeneratorBackend
+from cogr_search.generators.backend_choice import load_backend, vllm_unavailable_reason
 
 REASON = vllm_unavailable_reason()
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from cogr_search.generators.backend import vllm_unavailable_reason
+from cogr_search.generators.backend_choice import vllm_unavailable_reason
 from cogr_search.shadow import ItemIndex, QueryView
 from cogr_search.runs.config import GRPOSideConfig
 from cogr_search.training.rewards import QueryF1Reward

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 from transformers import TrainerCallback
 
-from cogr_search.generators.backend import GREEDY, load_backend
+from cogr_search.generators.backend import GREEDY
+from cogr_search.generators.backend_choice import load_backend
 from cogr_search.generators.model_cache import ensure_default_model
 from cogr_search.generators.prompts import assistant_text, load_prompts
 from cogr_search.runs.config import SFTConfig

@@ -18,14 +18,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from cogr_search.data import load_dataset, sample_catalog_path
-from cogr_search.generators.backend import (
-    EVAL,
-    GREEDY,
-    GeneratorBackend,
-    SamplingParams,
-    load_backend,
-    vllm_unavailable_reason,
-)
+from cogr_search.generators.backend import EVAL, GREEDY, GeneratorBackend, SamplingParams
+from cogr_search.generators.backend_choice import load_backend, vllm_unavailable_reason
 from cogr_search.generators.prompts import load_prompts
 from cogr_search.settings import Settings
 

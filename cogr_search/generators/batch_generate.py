@@ -226,7 +226,7 @@ def generate_with_model(
 
     Returns the generation figures plus `backend`, `rows` (lines in the file) and
     `empty_rows` (requests whose output parsed to no keyword): what a run records."""
-    from cogr_search.generators.backend import load_backend
+    from cogr_search.generators.backend_choice import load_backend
 
     with load_backend(model, backend, dtype=dtype) as engine:
         stats = generate_keyword_file(

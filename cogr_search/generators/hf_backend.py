@@ -23,6 +23,7 @@ from pathlib import Path
 
 from cogr_search.errors import CogrError
 from cogr_search.generators.backend import Generation, GeneratorBackend, Message, SamplingParams
+from cogr_search.generators.cpu import cpu_flag
 from cogr_search.generators.threads import configure_torch_threads
 
 # A shared prompt head shorter than this is prefilled with the rest: copying its cache
@@ -362,19 +363,6 @@ def cpu_has_fast_bf16() -> bool:
     import torch
 
     try:
-        return bool(torch.ops.mkldnn._is_mkldnn_bf16_supported()) and _cpu_flag("avx512_bf16", "amx_bf16")
+        return bool(torch.ops.mkldnn._is_mkldnn_bf16_supported()) and cpu_flag("avx512_bf16", "amx_bf16")
     except (AttributeError, RuntimeError):
         return False
-
-
-def _cpu_flag(*names: str) -> bool:
-    """Whether /proc/cpuinfo lists any of the flags (False where it cannot be read)."""
-    try:
-        with open("/proc/cpuinfo", encoding="ascii", errors="ignore") as handle:
-            for line in handle:
-                if line.startswith("flags"):
-                    flags = set(line.split(":", 1)[1].split())
-                    return any(name in flags for name in names)
-    except OSError:
-        return False
-    return False

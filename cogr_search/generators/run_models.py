@@ -7,7 +7,7 @@ so a model always sees the input format it learned.
 from __future__ import annotations
 
 from cogr_search.errors import CogrError
-from cogr_search.generators.backend import load_backend
+from cogr_search.generators.backend_choice import load_backend
 from cogr_search.generators.keyword_generator import KeywordGenerator
 from cogr_search.generators.prompts import load_prompts
 from cogr_search.runs.query_context import ContextSource

@@ -1,6 +1,6 @@
 """The vLLM backend: offline batch generation (`LLM.generate`) on a GPU or on CPU.
 
-Selected by `load_backend`; vLLM is imported here (and, for GRPO rollouts, by trl) and
+Selected by `backend_choice.load_backend`; vLLM is imported here (and, for GRPO rollouts, by trl) and
 nowhere else. Prompts are rendered with the model's own chat template by the Hugging
 Face tokenizer and passed as token ids, so vLLM and transformers see byte-identical
 inputs and never add a second BOS token. Outputs use the same `Generation` record as

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from cogr_search.errors import CogrError
-from cogr_search.generators.backend import resolve_backend
+from cogr_search.generators.backend_choice import resolve_backend
 from cogr_search.generators.threads import configure_torch_threads
 from cogr_search.training.checkpoints import (
     bf16_training,

@@ -21,7 +21,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from cogr_search.errors import CogrError
-from cogr_search.generators.backend import SamplingParams, load_backend
+from cogr_search.generators.backend import SamplingParams
+from cogr_search.generators.backend_choice import load_backend
 from cogr_search.runs.config import GenerationConfig, GRPOSideConfig
 from cogr_search.runs.run_dir import atomic_write_json, read_json
 
