@@ -49,12 +49,12 @@ $(STAMP): pyproject.toml constraints.txt
 # the stock 2.19 distribution it is installed into (Maven Central, unpacked once; 2.19's missing
 # modules from plugins/os-modules). Checked on every run: up to date, it costs a few file looks.
 opensearch-build: $(STAMP)
-	@$(BIN)/python -c "from cogr_search.localnode import OPENSEARCH; from cogr_search.localnode.build import build_or_skip; build_or_skip(OPENSEARCH, quiet=True)"
+	@$(BIN)/python -c "from cogr_search.localnode import OPENSEARCH; from cogr_search.localnode.distribution import build_or_skip; build_or_skip(OPENSEARCH, quiet=True)"
 
 # The root-endpoint plugin zip for Elasticsearch 8.17 (Java 17, Maven; plugins/es-node/target/) and the
 # stock 8.17.2 distribution it is installed into; the tests' Elasticsearch node.
 elasticsearch-build: $(STAMP)
-	@$(BIN)/python -c "from cogr_search.localnode import ELASTICSEARCH; from cogr_search.localnode.build import build_or_skip; build_or_skip(ELASTICSEARCH, quiet=True)"
+	@$(BIN)/python -c "from cogr_search.localnode import ELASTICSEARCH; from cogr_search.localnode.distribution import build_or_skip; build_or_skip(ELASTICSEARCH, quiet=True)"
 
 # The OpenSearch 3.x line (its plugin zip in plugins/cogr-plugin/target-os3/ and the stock 3.8.0
 # distribution), built with JAVA_HOME on a JDK 21+ where
@@ -62,12 +62,12 @@ elasticsearch-build: $(STAMP)
 # prints a one-line note that 3.x was skipped and setup goes on. Checked on every run:
 # up to date, it costs one look at file times.
 opensearch3-build: $(STAMP)
-	@$(BIN)/python -c "from cogr_search.localnode import OPENSEARCH_3; from cogr_search.localnode.build import build_or_skip; build_or_skip(OPENSEARCH_3, quiet=True)"
+	@$(BIN)/python -c "from cogr_search.localnode import OPENSEARCH_3; from cogr_search.localnode.distribution import build_or_skip; build_or_skip(OPENSEARCH_3, quiet=True)"
 
 # The Elasticsearch 9.x line (its plugin zip in plugins/es-node/target-es9/ and the stock 9.2.0
 # distribution), like opensearch3-build: JDK 21+ or a skip note.
 elasticsearch9-build: $(STAMP)
-	@$(BIN)/python -c "from cogr_search.localnode import ELASTICSEARCH_9; from cogr_search.localnode.build import build_or_skip; build_or_skip(ELASTICSEARCH_9, quiet=True)"
+	@$(BIN)/python -c "from cogr_search.localnode import ELASTICSEARCH_9; from cogr_search.localnode.distribution import build_or_skip; build_or_skip(ELASTICSEARCH_9, quiet=True)"
 
 # The CPU model (SmolLM2-135M-Instruct) converted once into a cached safetensors folder.
 model: $(STAMP)

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TextIO
+from cogr_search.errors import InputError
 
 
 @contextmanager
@@ -35,8 +36,6 @@ def atomic_open(path: Path | str) -> Iterator[TextIO]:
 def check_writable(path: Path | str) -> None:
     """Refuse an output path that could not be written, before any work and without
     creating anything: a refused command must leave the file system as it found it."""
-    from cogr_search.errors import InputError
-
     path = Path(path)
     if path.is_dir():
         raise InputError(f"{path}: is a folder; give a file path")

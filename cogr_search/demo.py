@@ -30,10 +30,33 @@ from pathlib import Path
 
 from cogr_search.data import load_dataset, sample_catalog_path
 from cogr_search.settings import Settings
+import time
+from cogr_search.runs.config import Phase1Config, Phase2Config
+from cogr_search.runs.presets import PHASE1_PRESETS, PHASE2_PRESETS, preset, with_changes
+from dataclasses import asdict
+from cogr_search import localnode as local_node
+from cogr_search.connect import connect
+from cogr_search.workflows.context import run_context_source
+from cogr_search.generators.model_cache import ensure_default_model
+from cogr_search.progress import progress_wanted
+from cogr_search.runs.run_dir import RunDir
+from cogr_search.training.phase1 import run_phase1
+from cogr_search.ranks import current, join, rank0_only
+from cogr_search.training.phase2 import run_phase2
+from cogr_search.evaluation.cogr import evaluate_cogr
+from cogr_search.evaluation.methods import evaluate_bm25, evaluate_cogr_run, evaluate_hybrid, split_of_run
+from cogr_search.evaluation.report import write_report
+from cogr_search.cluster.indices import alias_target
+from cogr_search.cluster.ingest import ingest_items
+from cogr_search.workflows.round_sync import run_round_syncer
+from cogr_search.evaluation.significance import paired_test
+from cogr_search.generators.students.distill import distill_run, has_students
+from cogr_search.serve.expander import RunExpander, StoredExpander, StudentExpander
+from cogr_search.runs.keyword_files import read_keyword_file
+from cogr_search.serve.client import CogrSearch
 
 if TYPE_CHECKING:
     from cogr_search.evaluation.significance import PairedTest
-    from cogr_search.runs.config import Phase1Config, Phase2Config
 
 Echo = Callable[[str], None]
 
@@ -59,8 +82,6 @@ class DemoOptions:
     phase2_changes: Mapping[str, object] = field(default_factory=dict)
 
     def phase1(self, data: Path, model: Path) -> "Phase1Config":
-        from cogr_search.runs.config import Phase1Config
-        from cogr_search.runs.presets import PHASE1_PRESETS, preset, with_changes
 
         changes: dict[str, object] = {"data": str(data.resolve()), "model": str(model.resolve())}
         if self.sft_steps is not None:
@@ -71,8 +92,6 @@ class DemoOptions:
         return Phase1Config.model_validate(doc)
 
     def phase2(self) -> "Phase2Config":
-        from cogr_search.runs.config import Phase2Config
-        from cogr_search.runs.presets import PHASE2_PRESETS, preset, with_changes
 
         changes: dict[str, object] = {}
         if self.rl_rounds is not None:
@@ -101,8 +120,6 @@ class DemoResult:
     def as_json(self) -> dict:
         """`demo --json`: BM25, the final CoGR round, every phase's shadow metrics, and
         each row's paired test against BM25."""
-        from dataclasses import asdict
-
         bm25, *cogr = self.reports
         return {
             "bm25": bm25,
@@ -120,8 +137,6 @@ class DemoResult:
 
 
 def _cluster(settings: Settings, echo: Echo):
-    from cogr_search import localnode as local_node
-    from cogr_search.connect import connect
 
     if settings.cluster_url:
         return connect(settings)
@@ -131,12 +146,6 @@ def _cluster(settings: Settings, echo: Echo):
 
 
 def _phase1(options: DemoOptions, data: Path, cluster, echo: Echo):
-    from cogr_search.workflows.context import run_context_source
-    from cogr_search.generators.model_cache import ensure_default_model
-    from cogr_search.progress import progress_wanted
-    from cogr_search.runs.run_dir import RunDir
-    from cogr_search.training.phase1 import run_phase1
-    from cogr_search.ranks import current
 
     config = options.phase1(data, ensure_default_model())
     run = RunDir.create(options.run, options.runs_dir)
@@ -147,19 +156,12 @@ def _phase1(options: DemoOptions, data: Path, cluster, echo: Echo):
 
 
 def _phase2(options: DemoOptions, run, syncer, echo: Echo) -> list[dict]:
-    from cogr_search.training.phase2 import run_phase2
-
     return run_phase2(options.phase2(), run, syncer=syncer, progress=False, echo=echo).phases
 
 
 def _train_on_other_rank(options: DemoOptions, data: Path) -> None:
     """What a rank other than 0 does in the demo (`--processes N`): its share of Phase 1
     and Phase 2; the node, the sync, the evaluation and the report are rank 0's."""
-    from cogr_search.generators.model_cache import ensure_default_model
-    from cogr_search.runs.run_dir import RunDir
-    from cogr_search.training.phase1 import run_phase1
-    from cogr_search.training.phase2 import run_phase2
-    from cogr_search.ranks import current, rank0_only
 
     config = options.phase1(data, ensure_default_model())
     current().barrier()  # rank 0 has made the run folder
@@ -172,14 +174,7 @@ def _train_on_other_rank(options: DemoOptions, data: Path) -> None:
 def run_demo(settings: Settings, options: DemoOptions, echo: Echo) -> DemoResult | None:
     """Run (or resume) every step of the demo; returns what the command prints (None on a
     training rank other than 0, under `--processes N` or `accelerate launch`)."""
-    from cogr_search.evaluation.cogr import evaluate_cogr
-    from cogr_search.evaluation.methods import evaluate_bm25, evaluate_hybrid, split_of_run
-    from cogr_search.evaluation.report import write_report
-    from cogr_search.cluster.indices import alias_target
-    from cogr_search.cluster.ingest import ingest_items
-    from cogr_search.workflows.round_sync import run_round_syncer
 
-    from cogr_search.ranks import join
 
     data = options.data or sample_catalog_path()
     if not join().is_main:
@@ -222,8 +217,6 @@ def run_demo(settings: Settings, options: DemoOptions, echo: Echo) -> DemoResult
 def against_baseline(baseline: dict, rows: list[dict], metric: str = "F1") -> dict[str, "PairedTest"]:
     """Each row's `metric` against the baseline's on the same queries (method -> test),
     with the report's defaults (10,000 sign flips, seed 0), so both say the same."""
-    from cogr_search.evaluation.significance import paired_test
-
     tests = {}
     for row in rows:
         test = paired_test(baseline, row, metric)
@@ -236,11 +229,6 @@ def _student(cluster, alias: str, split, run, round_: int, query: str, settings:
     """Distil the served round into students (seconds; kept on a resumed demo), score the
     query student on the held-out queries, and time one cold expansion of `query` by the
     student and by the LLM query generator, each freshly loaded."""
-    import time
-
-    from cogr_search.evaluation.methods import evaluate_cogr_run
-    from cogr_search.generators.students.distill import distill_run, has_students
-    from cogr_search.serve.expander import RunExpander, StudentExpander
 
     if not has_students(run, round_):
         distill_run(run, round_, echo=echo)
@@ -272,9 +260,6 @@ def _sync_line(alias: str, synced: dict) -> str:
 def _example(cluster, alias: str, dataset, run, round_: int) -> dict:
     """A held-out query that retrieves something, searched the way an app would
     (`CogrSearch`), with the round's stored query keywords: its keywords and top items."""
-    from cogr_search.runs.keyword_files import read_keyword_file
-    from cogr_search.serve.client import CogrSearch
-    from cogr_search.serve.expander import StoredExpander
 
     spec = run.serving_spec(round_)
     stored = read_keyword_file(run.query_keywords_path(round_))

@@ -62,8 +62,8 @@ class DenseEncoder:
     def model(self):
         if self._model is None:
             try:
-                from sentence_transformers import SentenceTransformer
-                from transformers.utils import logging as hf_logging
+                from sentence_transformers import SentenceTransformer  # heavy: torch, transformers, off the CLI's start
+                from transformers.utils import logging as hf_logging  # heavy: transformers, off the CLI's start
             except ImportError as err:
                 raise CogrError("the dense baseline needs sentence-transformers: pip install 'cogr-search[dense]'") from err
             if not self.progress:

@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from cogr_search.errors import CogrError, InputError
+from datetime import timedelta
+from cogr_search.settings import load_settings
 
 T = TypeVar("T")
 
@@ -60,7 +62,7 @@ class Ranks:
         """Every rank's `value`, by rank, on every rank (picklable objects)."""
         if not self.distributed:
             return [value]
-        import torch.distributed as dist
+        import torch.distributed as dist  # heavy: torch, off the CLI's start
 
         _state()
         out: list = [None] * self.world
@@ -72,7 +74,7 @@ class Ranks:
         """Rank 0's `value` on every rank."""
         if not self.distributed:
             return value
-        import torch.distributed as dist
+        import torch.distributed as dist  # heavy: torch, off the CLI's start
 
         _state()
         box = [value]
@@ -103,12 +105,9 @@ def current() -> Ranks:
 def _state():  # noqa: ANN202 - accelerate PartialState
     """Join the process group once, through accelerate (what trl's trainers join too:
     the first PartialState sets the group, so the timeout below is the run's)."""
-    from datetime import timedelta
+    import torch  # heavy: torch, off the CLI's start
+    from accelerate import PartialState  # heavy: torch, accelerate, off the CLI's start
 
-    import torch
-    from accelerate import PartialState
-
-    from cogr_search.settings import load_settings
 
     timeout = load_settings().rank_timeout_s  # COGR_RANK_TIMEOUT_S
     return PartialState(cpu=not torch.cuda.is_available(), timeout=timedelta(seconds=timeout))

@@ -22,7 +22,7 @@ import pytest
 
 from cogr_search import localnode as local_node
 from cogr_search.localnode import ELASTICSEARCH, ELASTICSEARCH_9, OPENSEARCH, OPENSEARCH_3, EngineLine, LocalNodeError
-from cogr_search.localnode import build as local_node_build
+from cogr_search.localnode import distribution as local_node_distribution
 from cogr_search.localnode import stock
 from cogr_search.localnode.distribution import ensure_distribution
 from cogr_search.localnode.service_user import node_user
@@ -98,12 +98,12 @@ def test_without_a_jdk_21_the_3x_line_is_skipped_in_one_line(tmp_path: Path, mon
     assert str(err.value) == (
         f"COGR_JAVA21_HOME={tmp_path}: no JDK (no release file or bin/java) there; it must name a JDK 21+ folder"
     )
-    assert local_node_build.build_or_skip(OPENSEARCH_3) is False
+    assert local_node_distribution.build_or_skip(OPENSEARCH_3) is False
     lines = capsys.readouterr().err.strip().splitlines()
     assert lines == [f"skipped the local OpenSearch 3.8.0 node: {err.value}"]
     # The 2.19 line needs no JDK 21 at all.
     assert jdk_for(OPENSEARCH) is None
-    assert local_node_build.build_or_skip(OPENSEARCH) is True
+    assert local_node_distribution.build_or_skip(OPENSEARCH) is True
 
 
 @pytest.mark.parametrize(

@@ -22,7 +22,8 @@ import psutil
 import pytest
 
 from cogr_search.bench.node import free_port_run
-from cogr_search.localnode import cleanup, stock
+from cogr_search.localnode import cleanup
+from cogr_search.localnode.runtime import runtime_dir
 from tests.conftest import REPO_ROOT, free_port
 
 pytestmark = pytest.mark.opensearch
@@ -86,7 +87,7 @@ def secured(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Started]:
     with os.fdopen(fd, "w") as out:
         out.write(PASSWORD + "\n")
     port, transport = free_port_run(1), free_port()
-    runtime = stock.runtime_dir(home)
+    runtime = runtime_dir(home)
     result, cmdlines = _watched_start(["opensearch", "start", "--secure", "--home", str(home), "--port", str(port),
                                        "--transport-port", str(transport), "--heap", "512m"])
     try:
@@ -134,7 +135,7 @@ def test_a_deleted_home_starts_afresh_after_the_purge_it_names(tmp_path: Path) -
     home = tmp_path / "fresh"
     port = free_port_run(1)
     start = ["opensearch", "start", "--secure", "--home", str(home), "--port", str(port), "--heap", "512m"]
-    runtime = stock.runtime_dir(home)
+    runtime = runtime_dir(home)
     try:
         first = _cli(*start)
         assert first.returncode == 0, first.stderr
@@ -162,7 +163,7 @@ def test_stop_purge_removes_an_elasticsearch_node_completely(tmp_path: Path) -> 
     home = tmp_path / "es"
     (home / "notes").mkdir(parents=True)  # a user's own file in the home: kept, and the home with it
     (home / "notes" / "keep.txt").write_text("mine\n")
-    runtime = stock.runtime_dir(home)
+    runtime = runtime_dir(home)
     started = _cli("elasticsearch", "start", "--home", str(home), "--port", str(free_port_run(1)), "--heap", "512m")
     try:
         assert started.returncode == 0, started.stderr

@@ -29,11 +29,12 @@ from cogr_search.runs.keyword_files import read_keyword_file
 from cogr_search.runs.run_dir import RunDir, read_json
 from cogr_search.shadow.index import ItemIndex
 from cogr_search.shadow.query_view import QueryView
+import psutil
+from cogr_search.generators.students.distill import students_folder
+from cogr_search.serve.expander import RunExpander, StudentExpander
 
 
 def _rss_mb() -> float:
-    import psutil
-
     return psutil.Process(os.getpid()).memory_info().rss / 2**20
 
 
@@ -61,8 +62,6 @@ def _timed(calls: Sequence, repeats: int, desc: str, progress: bool) -> list[flo
 
 def run(run_name: str, round_: int | None = None, *, runs_dir: Path | None = None, split: str = "val",
         repeats: int = 5, llm_samples: int = 5, catalog: Path | None = None, progress: bool = False) -> dict:
-    from cogr_search.generators.students.distill import students_folder
-    from cogr_search.serve.expander import StudentExpander
 
     run_dir = RunDir.open(run_name, runs_dir)
     spec = run_dir.serving_spec(round_)
@@ -131,7 +130,6 @@ def _llm_cold(run_dir: RunDir, round_: int, texts: list[str], progress: bool) ->
     """The LLM query generator's first expansion of each text, one at a time (no cache)."""
     if not run_dir.checkpoint_path(round_, "query").is_dir():
         return {"llm_cold_p50_ms": None, "llm_note": "the round has no query checkpoint"}
-    from cogr_search.serve.expander import RunExpander
 
     started = time.perf_counter()
     llm = RunExpander(run_dir.root, round_, sides=("query",), batch_size=1)

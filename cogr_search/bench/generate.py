@@ -22,6 +22,7 @@ from cogr_search.generators.backend import EVAL, GREEDY, GeneratorBackend, Sampl
 from cogr_search.generators.backend_choice import load_backend, vllm_unavailable_reason
 from cogr_search.generators.prompts import load_prompts
 from cogr_search.settings import Settings
+from cogr_search.generators.model_cache import resolve_model
 
 BATCH_SIZES = (1, 8, 32)
 
@@ -66,8 +67,6 @@ def run(
     prefix_cache: bool = True,
 ) -> dict:
     """Measure and return one flat dict of figures and the settings that produced them."""
-    from cogr_search.generators.model_cache import resolve_model
-
     folder = resolve_model(model, settings)
     with tempfile.TemporaryDirectory(prefix="cogr-bench-model-") as scratch:
         if random_init:
@@ -135,8 +134,8 @@ def _mean_prompt_tokens(engine: GeneratorBackend, conversations: Sequence) -> fl
 def random_model_like(folder: Path, out: Path) -> Path:
     """A randomly initialised model with `folder`'s architecture and tokenizer: a clean
     throughput subject (it never emits its end token, so every row runs to the cap)."""
-    import torch
-    from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
+    import torch  # heavy: torch, off the CLI's start
+    from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer  # heavy: transformers, off the CLI's start
 
     torch.manual_seed(0)
     config = AutoConfig.from_pretrained(str(folder))

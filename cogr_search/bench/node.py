@@ -9,6 +9,8 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from cogr_search import localnode as local_node
+import time
+from cogr_search.localnode import multinode, process
 
 
 def free_port() -> int:
@@ -22,8 +24,6 @@ def free_port() -> int:
 def throwaway_node(port: int | None, heap: str, nodes: int = 1) -> Iterator[local_node.NodeInfo]:
     """Start a fresh node (``nodes`` > 1: a loopback cluster) in a temporary home (port None:
     free ones), stop it afterwards; the info of its first node."""
-    from cogr_search.localnode import multinode
-
     with tempfile.TemporaryDirectory(prefix="cogr-bench-node-") as home:
         if nodes == 1:
             info = local_node.start(Path(home), port=port or free_port_run(1), heap=heap)
@@ -41,9 +41,6 @@ def throwaway_node(port: int | None, heap: str, nodes: int = 1) -> Iterator[loca
 def start_times(engine: local_node.EngineLine, nodes: int, repeat: int, heap: str) -> dict:
     """Start a fresh node (or ``nodes``-node cluster) ``repeat`` times in throwaway homes: the
     seconds from launch to a yellow answer, and to stopped again."""
-    import time
-
-    from cogr_search.localnode import multinode
 
     runs = []
     for _ in range(repeat):
@@ -65,8 +62,6 @@ def start_times(engine: local_node.EngineLine, nodes: int, repeat: int, heap: st
 
 def free_port_run(n: int) -> int:
     """A port P with P..P+n-1 and their transport ports free."""
-    from cogr_search.localnode import process
-
     for _ in range(200):
         port = free_port()
         wanted = [p for i in range(n) for p in (port + i, port + i + local_node.TRANSPORT_OFFSET)]

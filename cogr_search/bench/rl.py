@@ -20,11 +20,11 @@ from cogr_search.runs.config import GRPOSideConfig, Phase2Config
 from cogr_search.progress import progress_bar
 from cogr_search.runs.run_dir import RunDir
 from cogr_search.training.checkpoints import bf16_training
+from cogr_search.training.grpo import train_grpo
+from cogr_search.training.phase2 import item_side, open_context, query_side
 
 
 def _measure_side(ctx, side: str, config: GRPOSideConfig, out: Path, progress: bool) -> dict:  # noqa: ANN001
-    from cogr_search.training.grpo import train_grpo
-    from cogr_search.training.phase2 import item_side, query_side
 
     # round 1 of the run: the query side against round 0's items, the item side against
     # round 0's query keywords (standing in for the ones round 1's query phase would write)
@@ -61,8 +61,6 @@ def _measure_side(ctx, side: str, config: GRPOSideConfig, out: Path, progress: b
 
 def run(run_name: str, runs_dir: Path | None, steps: int, config: GRPOSideConfig, progress: bool = False) -> dict:
     """GRPO speed of both sides on the run's data (round 1 against the round-0 indexes)."""
-    from cogr_search.training.phase2 import open_context
-
     run_dir = RunDir.open(run_name, runs_dir)
     run_dir.require_round(0)
     threads = configure_torch_threads()

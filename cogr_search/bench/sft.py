@@ -19,13 +19,13 @@ from cogr_search.generators.threads import configure_torch_threads
 from cogr_search.progress import progress_bar
 from cogr_search.runs.run_dir import RunDir
 from cogr_search.training.checkpoints import bf16_training
+from cogr_search.training.phase1 import sft_examples
+from cogr_search.training.sft import train_sft
 
 
 def run(run_name: str, runs_dir: Path | None, side: str, steps: int, precisions: Sequence[str],
         progress: bool = False) -> dict:
     """Median SFT step seconds of `side` per precision pass, and each pass over the first."""
-    from cogr_search.training.phase1 import sft_examples
-    from cogr_search.training.sft import train_sft
 
     run_dir = RunDir.open(run_name, runs_dir)
     config = run_dir.config()

@@ -10,7 +10,7 @@ def step_timer(bar: object | None = None):  # noqa: ANN201 - a transformers Trai
     `step_seconds(timer)` turns the marks into per-step seconds. `bar` (a `progress_bar`)
     advances one step at each mark, so a bench shows progress in the project's style
     rather than the trainer's own bar."""
-    from transformers import TrainerCallback
+    from transformers import TrainerCallback  # heavy: transformers, off the CLI's start
 
     class StepTimer(TrainerCallback):
         def __init__(self) -> None:

@@ -22,6 +22,8 @@ from pydantic import BaseModel, ValidationError
 
 from cogr_search.errors import InputError
 from cogr_search.runs.presets import with_changes
+import typing
+from cogr_search.runs.run_dir import read_json
 
 
 @dataclass(frozen=True)
@@ -87,8 +89,6 @@ class ConfigFlags:
     def build(self, base: Mapping[str, Any] | None = None, **fixed: Any) -> Any:
         """The validated model: `--config FILE` (else `base`, else the model's defaults),
         then `fixed` values (required fields the command computes), then the flags."""
-        from cogr_search.runs.run_dir import read_json
-
         if self.config_file is not None:
             doc: dict = read_json(self.config_file)
         elif base is not None:
@@ -140,8 +140,6 @@ def _option(model: type[BaseModel], f: Flag) -> Callable:
 
 def _click_type(annotation: Any) -> Any:
     """int/float/str fields (optional or not) as click types; Literals as choices."""
-    import typing
-
     args = [a for a in typing.get_args(annotation) if a is not type(None)]
     if typing.get_origin(annotation) is typing.Literal:
         return click.Choice([str(a) for a in typing.get_args(annotation)])

@@ -7,6 +7,10 @@ from pathlib import Path
 import click
 
 from cogr_search.cli.options import emit_json, json_output
+from cogr_search.data import load_dataset
+from cogr_search.data.subset import judged_subset, write_beir
+from cogr_search.atomic import check_writable
+from cogr_search.errors import InputError
 
 
 @click.group()
@@ -22,11 +26,7 @@ def data() -> None:
 @json_output
 def subset(source: Path, n_queries: int, seed: int, out: Path, as_json: bool) -> None:
     """Write N queries of SOURCE and every item judged for them to OUT (BEIR layout)."""
-    from cogr_search.data import load_dataset
-    from cogr_search.data.subset import judged_subset, write_beir
 
-    from cogr_search.atomic import check_writable
-    from cogr_search.errors import InputError
 
     if out.resolve() == source.resolve():
         raise InputError(f"--out {out}: is SOURCE; the subset would overwrite the data set it is cut from")

@@ -13,13 +13,13 @@ from cogr_search.cli.options import emit_json, json_output, opensearch_url, runs
 from cogr_search.cli.train_cmds import launched, processes_option
 from cogr_search.demo import DemoOptions
 from cogr_search.evaluation.significance import PairedTest
+from cogr_search.evaluation.significance import format_p
+from cogr_search.demo import run_demo
 
 
 def _print_comparison(reports: list[dict], tests: Mapping[str, PairedTest]) -> None:
     """The held-out table, each row's F1 p-value against BM25 (the first row), and the
     hybrid-vs-BM25 test in words (the comparison a team decides on)."""
-    from cogr_search.evaluation.significance import format_p
-
     keys = ["P", "R", "F1", "MRR@10", "NDCG@10", "P@10", "R@10", "R@100"]
     click.echo("\nHeld-out queries, OpenSearch:")
     click.echo(f"{'method':<10}" + "".join(f"{k:>9}" for k in keys) + f"{'queries':>9}{'p F1':>10}")
@@ -69,8 +69,6 @@ def demo(index: str, run_name: str, runs_dir: Path | None, sft_steps: int | None
     """Local node + sample catalog + Phase 1 and one RL round on the CPU model + sync +
     BM25 vs CoGR (after SFT and after RL, and the round's distilled students) on the
     held-out queries, and one cold expansion by the student and by the LLM."""
-    from cogr_search.demo import run_demo
-
     options = demo_options(index, run_name, runs_dir, sft_steps=sft_steps, rl_rounds=rl_rounds, rl_steps=rl_steps,
                            query_context=query_context)
     if launched(processes):

@@ -11,6 +11,13 @@ import click
 
 from cogr_search.cli.options import context_index, emit_json, json_output, live_context, opensearch_url, runs_dir
 from cogr_search.progress import progress_bar, progress_wanted, quiet_library_bars
+import time
+from cogr_search.errors import InputError
+from cogr_search.runs.run_dir import RunDir
+from cogr_search.serve.expander import open_expander
+from cogr_search.atomic import check_writable
+from cogr_search.data.beir import read_queries
+from cogr_search.runs.keyword_files import write_keyword_file
 
 EXPANDER_HELP = "auto: the round's students when it has them (train distill), else the LLM generators."
 
@@ -39,9 +46,6 @@ def expand(text: str | None, query_file: Path | None, out_file: Path | None, run
     """Print the query expander's keywords for TEXT (truncated to the run's k_max), or
     write those of every query in --file to --out."""
     quiet_library_bars(as_json)
-    from cogr_search.errors import InputError
-    from cogr_search.runs.run_dir import RunDir
-    from cogr_search.serve.expander import open_expander
 
     if query_file is not None:
         if text is not None or out_file is None:
@@ -52,8 +56,6 @@ def expand(text: str | None, query_file: Path | None, out_file: Path | None, run
         raise InputError("expand --out: only with --file")
     queries = None
     if query_file is not None:
-        from cogr_search.atomic import check_writable
-        from cogr_search.data.beir import read_queries
 
         queries = read_queries(query_file)
         if not queries:
@@ -79,9 +81,6 @@ def expand(text: str | None, query_file: Path | None, out_file: Path | None, run
 
 
 def _expand_file(expander: object, query_file: Path, queries: dict, out_file: Path, as_json: bool) -> None:
-    import time
-
-    from cogr_search.runs.keyword_files import write_keyword_file
 
     started = time.perf_counter()
     ids = list(queries)

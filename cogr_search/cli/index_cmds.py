@@ -5,6 +5,10 @@ from __future__ import annotations
 import click
 
 from cogr_search.cli.options import opensearch_url, settings_from
+from cogr_search.connect import connect
+from cogr_search.cluster.indices import create_index
+from cogr_search.cluster.mappings import check_alias_name
+from cogr_search.cluster.pipelines import PipelineConfig, check_pipeline_config, install_pipelines, require_pipelines
 
 
 @click.group()
@@ -34,29 +38,20 @@ def create(alias: str, pipelines: bool, service_url: str | None, ingest_pipeline
     service_url = service_url or settings_from().service_url
     if (pipelines or default_pipelines) and not service_url:
         raise click.UsageError("--pipelines needs --service-url URL (or COGR_SERVICE_URL)")
-    from cogr_search.connect import connect
-    from cogr_search.cluster.indices import create_index
-    from cogr_search.cluster.mappings import check_alias_name
 
     check_alias_name(alias)  # everything is checked before the template, index or pipelines are written
     config = None
     if pipelines or default_pipelines:
-        from cogr_search.cluster.pipelines import PipelineConfig, check_pipeline_config
-
         config = PipelineConfig(service_url=service_url, field=field, batch_size=batch_size,
                                 ingest_timeout=ingest_timeout, search_timeout=search_timeout)
         check_pipeline_config(config)
     cluster = connect(settings_from(opensearch_url=opensearch_url))
     if config is not None:
-        from cogr_search.cluster.pipelines import require_pipelines
-
         require_pipelines(cluster, "index create --pipelines")  # before the index is created
     state = create_index(cluster, alias)
     verb = "created" if state.created else "exists"
     click.echo(f"{verb}: alias {state.alias} -> {state.index} ({cluster.url})")
     if config is not None:
-        from cogr_search.cluster.pipelines import install_pipelines
-
         done = install_pipelines(cluster, config, ingest_pipeline, search_pipeline,
                                  default_on=alias if default_pipelines else None)
         click.echo(f"pipelines: ingest {done.ingest_pipeline}, search {done.search_pipeline} -> {done.service_url}")

@@ -8,6 +8,12 @@ import click
 
 from cogr_search.cli.options import emit_json, json_output, opensearch_url, runs_dir, settings_from
 from cogr_search.progress import progress_wanted
+from cogr_search.data import ColumnMapping, load_dataset
+from cogr_search.connect import connect
+from cogr_search.cluster.ingest import ingest_items
+from cogr_search.serve.expander import check_expander
+from cogr_search.cluster.pipelines import check_pipeline, enriched_count
+from cogr_search.workflows.enrich import enrich_from_run
 
 
 @click.command("ingest")
@@ -36,9 +42,6 @@ def ingest(data: Path, alias: str, columns: str | None, chunk_size: int, enrich:
     interrupted load is resumed by running the same command again; keywords already
     synced into the index are kept.
     """
-    from cogr_search.data import ColumnMapping, load_dataset
-    from cogr_search.connect import connect
-    from cogr_search.cluster.ingest import ingest_items
 
     if enrich and (run_name is None) == (pipeline is None):
         raise click.UsageError("--enrich needs either --run RUN or --pipeline [NAME]")
@@ -48,13 +51,9 @@ def ingest(data: Path, alias: str, columns: str | None, chunk_size: int, enrich:
     for note in dataset.notes:
         click.echo(f"note: {note}", err=True)
     if enrich and run_name is not None:
-        from cogr_search.serve.expander import check_expander
-
         check_expander(run_name, round_, expander, runs_dir)  # before the index is created or filled
     cluster = connect(settings_from(opensearch_url=opensearch_url))
     if pipeline is not None:
-        from cogr_search.cluster.pipelines import check_pipeline
-
         check_pipeline(cluster, pipeline)
     report = ingest_items(
         cluster, alias, dataset.items.values(), total=len(dataset.items), chunk_size=chunk_size,
@@ -63,12 +62,8 @@ def ingest(data: Path, alias: str, columns: str | None, chunk_size: int, enrich:
     )
     result = {"data": str(data), "dataset": dataset.name, "opensearch": cluster.url, **report.as_dict()}
     if pipeline is not None:
-        from cogr_search.cluster.pipelines import enriched_count
-
         result["enrich"] = {"pipeline": pipeline, "documents_with_keywords": enriched_count(cluster, alias)}
     elif enrich:
-        from cogr_search.workflows.enrich import enrich_from_run
-
         enriched = enrich_from_run(cluster, alias, dataset.items.values(), run_name, round_, runs_dir=runs_dir,
                                    total=len(dataset.items), progress=progress_wanted(as_json), expander=expander)
         result["enrich"] = enriched.as_dict()

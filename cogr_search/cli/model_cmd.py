@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import click
+from cogr_search.generators.model_cache import ensure_default_model
 
 
 @click.group()
@@ -13,6 +14,4 @@ def model() -> None:
 @model.command()
 def prepare() -> None:
     """Convert the shipped GGUF into a cached safetensors folder (no-op when cached)."""
-    from cogr_search.generators.model_cache import ensure_default_model
-
     click.echo(ensure_default_model())

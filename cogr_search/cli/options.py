@@ -10,6 +10,8 @@ from pathlib import Path
 import click
 
 from cogr_search.settings import Settings, load_settings
+from cogr_search.connect import connect
+from cogr_search.workflows.context import run_context_source
 
 opensearch_url = click.option(
     "--cluster-url",
@@ -51,8 +53,6 @@ context_index = click.option(
 def live_context(run: object, index: str | None, opensearch_url: str | None = None) -> Callable | None:
     """The live search-results source of a run trained with `query_context` (None for
     others): new queries get their top BM25 titles from the catalog index."""
-    from cogr_search.connect import connect
-    from cogr_search.workflows.context import run_context_source
 
     config = run.config()  # type: ignore[attr-defined]
     if not config.query_context:

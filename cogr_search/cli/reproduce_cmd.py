@@ -8,6 +8,8 @@ from pathlib import Path
 import click
 
 from cogr_search.cli.options import emit_json, json_output, opensearch_url, settings_from
+from cogr_search import reproduce as rep
+from cogr_search.connect import connect
 
 
 @click.command("reproduce")
@@ -20,8 +22,6 @@ from cogr_search.cli.options import emit_json, json_output, opensearch_url, sett
 @json_output
 def reproduce(file: Path, dry_run: bool, index: str | None, data_root: Path | None, opensearch_url: str | None, as_json: bool) -> None:
     """Run FILE's commands and compare the figures it declares (exit 1 on any FAIL)."""
-    from cogr_search import reproduce as rep
-
     declared = rep.read_declared(file)
     values = rep.placeholders(declared, index, data_root)
     if dry_run:
@@ -34,8 +34,6 @@ def reproduce(file: Path, dry_run: bool, index: str | None, data_root: Path | No
     env = {"COGR_OPENSEARCH_URL": opensearch_url} if opensearch_url else {}
 
     def count_documents(alias: str) -> int:
-        from cogr_search.connect import connect
-
         cluster = connect(settings_from(opensearch_url=opensearch_url))
         return int(cluster.call(cluster.client.count, index=alias)["count"])
 

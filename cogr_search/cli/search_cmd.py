@@ -10,6 +10,10 @@ from pathlib import Path
 import click
 
 from cogr_search.cli.options import emit_json, json_output, live_context, opensearch_url, runs_dir, settings_from
+from cogr_search.connect import connect
+from cogr_search.serve.client import CogrSearch
+from cogr_search.serve.auth import read_token, service_token
+from cogr_search.runs.run_dir import RunDir
 
 
 @click.command()
@@ -35,8 +39,6 @@ def search(text: str, alias: str, run_name: str | None, round_: int | None, runs
            service_url: str | None, service_token_file: Path | None, size: int, from_: int, filters: tuple[str, ...], explain: bool, expander: str,
            opensearch_url: str | None, as_json: bool) -> None:
     """Expand TEXT into keywords and search --index with the keyword-expanded query."""
-    from cogr_search.connect import connect
-    from cogr_search.serve.client import CogrSearch
 
     if run_name is None:
         service_url = service_url or settings_from().service_url
@@ -45,15 +47,11 @@ def search(text: str, alias: str, run_name: str | None, round_: int | None, runs
     clauses = [_filter(raw, i) for i, raw in enumerate(filters)]
     cluster = connect(settings_from(opensearch_url=opensearch_url))
     if service_url:
-        from cogr_search.serve.auth import read_token, service_token
-
         settings = settings_from()
         token = read_token(service_token_file) if service_token_file is not None else service_token(settings)
         api = CogrSearch.from_service(cluster.client, service_url, index=alias, token=token,
                                       ca_certs=settings.service_ca_certs)
     else:
-        from cogr_search.runs.run_dir import RunDir
-
         # a run trained with search results in its prompt gets them from the index searched
         context = live_context(RunDir.open(run_name, runs_dir), alias, opensearch_url) if expander != "student" else None
         api = CogrSearch.from_run(cluster.client, run_name, round_, runs_dir=runs_dir, index=alias, context=context,

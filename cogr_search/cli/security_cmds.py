@@ -7,6 +7,8 @@ import json
 import click
 
 from cogr_search.cli.options import opensearch_url, settings_from
+from cogr_search.cluster.security_roles import apply_roles, roles_for
+from cogr_search.connect import connect
 
 
 @click.group()
@@ -27,8 +29,6 @@ def roles(alias: str, show: bool, engine: str | None, apply: bool, writer_user: 
           opensearch_url: str | None) -> None:
     """cogr_writer_ALIAS (ingest, sync, index create) and cogr_reader_ALIAS (search, eval), for the
     OpenSearch security plugin or Elasticsearch's x-pack security."""
-    from cogr_search.cluster.security_roles import apply_roles, roles_for
-
     if show == apply:
         raise click.UsageError("give exactly one of --print and --apply")
     if show:
@@ -36,7 +36,6 @@ def roles(alias: str, show: bool, engine: str | None, apply: bool, writer_user: 
         chosen = engine or (configured if configured != "auto" else "opensearch")
         click.echo(json.dumps(roles_for(alias, chosen), indent=2))
         return
-    from cogr_search.connect import connect
 
     users = {k: v for k, v in (("writer", writer_user), ("reader", reader_user)) if v}
     written = apply_roles(connect(settings_from(opensearch_url=opensearch_url)), alias, users,

@@ -9,6 +9,10 @@ import click
 
 from cogr_search.cli.config_flags import ConfigFlags, config_flags, flag
 from cogr_search.cli.options import context_index, live_context, opensearch_url, runs_dir, settings_from
+from cogr_search.serve.service import ServeConfig
+from cogr_search.runs.run_dir import RunDir
+from cogr_search.serve.auth import read_token
+from cogr_search.serve.server import Security, serve as run_server
 
 
 SERVE_FLAGS = [
@@ -30,8 +34,6 @@ SERVE_FLAGS = [
 
 
 def _serve_config() -> type:
-    from cogr_search.serve.service import ServeConfig
-
     return ServeConfig
 
 
@@ -70,9 +72,6 @@ def serve(run_name: str, round_: int | None, runs_dir: Path | None, host: str | 
     Prometheus text. Every schema: the OpenAPI page at http://HOST:PORT/docs. Each route
     with its full response, and the production flags: docs/service.md.
     """
-    from cogr_search.runs.run_dir import RunDir
-    from cogr_search.serve.auth import read_token
-    from cogr_search.serve.server import Security, serve as run_server
 
     settings = settings_from()
     host = host or settings.serve_host

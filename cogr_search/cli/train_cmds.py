@@ -17,15 +17,27 @@ import click
 from cogr_search.cli.config_flags import ConfigFlags, config_flags, flag
 from cogr_search.cli.options import emit_json, json_output, opensearch_url, runs_dir, settings_from
 from cogr_search.progress import progress_wanted, quiet_library_bars
+from cogr_search.runs.config import Phase1Config, Phase2Config
+from cogr_search.training.launch import argv_without_processes, launch, should_launch
+from cogr_search.runs.run_dir import RunDir, read_json
+from cogr_search.errors import InputError
+from cogr_search.generators.model_cache import resolve_model
+from cogr_search.runs.presets import PHASE1_PRESETS, PHASE2_PRESETS, preset as preset_of
+from cogr_search.training.phase1 import check_phase1_inputs, run_phase1
+from cogr_search.ranks import join, rank0_only
+from cogr_search.connect import connect
+from cogr_search.workflows.context import run_context_source
+from cogr_search.training.phase2 import RL_CONFIG_FILE, remeasure, run_phase2
+from cogr_search.training.learning_check import learnt_nothing
+from cogr_search.workflows.round_sync import run_round_syncer
+from cogr_search.generators.students.distill import distill_run
+from cogr_search.generators.students.refine import refine_run
 
 if TYPE_CHECKING:
-    from cogr_search.runs.run_dir import RunDir
     from cogr_search.ranks import Ranks
 
 
 def _phase2_config() -> type:
-    from cogr_search.runs.config import Phase2Config
-
     return Phase2Config
 
 
@@ -72,8 +84,6 @@ SFT_FLAGS = [
 
 
 def _phase1_config() -> type:
-    from cogr_search.runs.config import Phase1Config
-
     return Phase1Config
 
 
@@ -85,8 +95,6 @@ processes_option = click.option(
 
 def launched(processes: int) -> bool:
     """Start this command in `processes` processes when asked to (True: it ran there)."""
-    from cogr_search.training.launch import argv_without_processes, launch, should_launch
-
     if not should_launch(processes):
         return False
     launch(processes, argv_without_processes(sys.argv[1:]))
@@ -95,8 +103,6 @@ def launched(processes: int) -> bool:
 
 def _run_dir(run_name: str, runs_dir: Path | None, ranks: Ranks) -> RunDir:
     """The run folder, made by rank 0 alone; the other ranks open it once it exists."""
-    from cogr_search.runs.run_dir import RunDir
-
     run = RunDir.create(run_name, runs_dir) if ranks.is_main else None
     ranks.barrier()
     return run or RunDir.open(run_name, runs_dir)
@@ -123,12 +129,6 @@ def sft(data: Path, run_name: str, runs_dir: Path | None, model: str | None, pre
         config_flags: ConfigFlags, opensearch_url: str | None, processes: int, quiet: bool, as_json: bool) -> None:
     """Phase 1: base keywords, query targets, SFT of both generators (resumable)."""
     quiet_library_bars(as_json)
-    from cogr_search.errors import InputError
-    from cogr_search.generators.model_cache import resolve_model
-    from cogr_search.runs.presets import PHASE1_PRESETS, preset as preset_of
-    from cogr_search.runs.run_dir import RunDir
-    from cogr_search.training.phase1 import check_phase1_inputs, run_phase1
-    from cogr_search.ranks import join
 
     fixed = {"data": str(data.resolve()), "model": str(resolve_model(model).resolve())}
     lora_r = config_flags.overrides().get("sft.lora_r")
@@ -144,8 +144,6 @@ def sft(data: Path, run_name: str, runs_dir: Path | None, model: str | None, pre
     ranks = join()
     source = None
     if config.query_context and ranks.is_main:
-        from cogr_search.connect import connect
-        from cogr_search.workflows.context import run_context_source
 
         source = run_context_source(config, connect(settings_from(opensearch_url=opensearch_url)), None)
     run = _run_dir(run_name, runs_dir, ranks)
@@ -234,8 +232,6 @@ the base's value: `--config FILE`, else the run's own rl_config.json, else the d
 def rl_config_from(base: dict | None, flags: dict) -> object:
     """`base` (a config document; None: the defaults) with `flags` (by option name) laid
     over it, validated: what `train rl` does, for callers without a command line."""
-    from cogr_search.runs.config import Phase2Config
-
     values = {f.dest: flags.get(f.dest.removeprefix("cfg_")) for f in RL_FLAGS}
     return ConfigFlags(Phase2Config, RL_FLAGS, values).build(base)
 
@@ -243,10 +239,6 @@ def rl_config_from(base: dict | None, flags: dict) -> object:
 def _rl_base(run: RunDir, preset: str | None) -> dict | None:
     """The run's own saved Phase 2 config, so that resuming needs no flags again; else
     the preset over the defaults (None: the defaults)."""
-    from cogr_search.runs.config import Phase2Config
-    from cogr_search.runs.presets import PHASE2_PRESETS, preset as preset_of
-    from cogr_search.runs.run_dir import read_json
-    from cogr_search.training.phase2 import RL_CONFIG_FILE
 
     saved = run.root / RL_CONFIG_FILE
     if saved.exists():
@@ -268,10 +260,6 @@ def rl(run_name: str, runs_dir: Path | None, preset: str | None, config_flags: C
        opensearch_url: str | None, processes: int, quiet: bool, as_json: bool) -> None:
     """Phase 2: co-evolving GRPO rounds (query side, then item side), resumable."""
     quiet_library_bars(as_json)
-    from cogr_search.training.learning_check import learnt_nothing
-    from cogr_search.training.phase2 import run_phase2
-    from cogr_search.ranks import join, rank0_only
-    from cogr_search.runs.run_dir import RunDir
 
     run = RunDir.open(run_name, runs_dir)
     config = config_flags.build(_rl_base(run, preset))
@@ -280,8 +268,6 @@ def rl(run_name: str, runs_dir: Path | None, preset: str | None, config_flags: C
     ranks = join()
     syncer = None
     if sync_index:
-        from cogr_search.connect import connect
-        from cogr_search.workflows.round_sync import run_round_syncer
 
         # rank 0 alone syncs; the other ranks need the step in their list, not a client
         syncer = (run_round_syncer(connect(settings_from(opensearch_url=opensearch_url)), sync_index)
@@ -317,8 +303,6 @@ def rl(run_name: str, runs_dir: Path | None, preset: str | None, config_flags: C
 def metrics(run_name: str, runs_dir: Path | None, eval_samples: int, item_samples: int, as_json: bool) -> None:
     """Measure every recorded phase again with several query keyword and item index
     samples (no retraining): the mean over all pairs is what phases are compared by."""
-    from cogr_search.training.phase2 import remeasure
-    from cogr_search.runs.run_dir import RunDir
 
     run = RunDir.open(run_name, runs_dir)
     with contextlib.redirect_stdout(sys.stderr):
@@ -357,13 +341,9 @@ def distill(run_name: str, round_: int | None, runs_dir: Path | None, seed: int,
             refine: bool, refine_rounds: int, item_keep: str, as_json: bool) -> None:
     """Fit the round's students (fast keyword expanders, docs/students.md) to its teacher
     keyword files and save them in round-<r>/students/v1/ (with --refine, also v1-refined/)."""
-    from cogr_search.generators.students.distill import distill_run
-    from cogr_search.runs.run_dir import RunDir
 
     run = RunDir.open(run_name, runs_dir)
     if refine:
-        from cogr_search.generators.students.refine import refine_run
-
         with run.lock():
             plain, refined, figures = refine_run(run, round_, refine_rounds, item_keep=item_keep, backend=backend, seed=seed,
                                                  threads=threads, echo=lambda line: click.echo(line, err=True))

@@ -19,6 +19,7 @@ from cogr_search.cluster import documents as doc_fields
 from cogr_search.cluster.bulk import scan
 from cogr_search.cluster.client import Cluster
 from cogr_search.errors import CogrError
+from cogr_search.cluster.eval import msearch
 
 Marks = dict[int, int]
 """Shard number -> the sequence number up to which that shard has been copied."""
@@ -139,8 +140,6 @@ def _bucket_counts(cluster: Cluster, index: str, ranges: list[dict]) -> list[int
     """Documents per id range, as counts in one `_msearch`: each range query visits only
     its own terms, so the whole costs one pass over the ids (a `filters` aggregation
     would test every document against every range)."""
-    from cogr_search.cluster.eval import msearch
-
     bodies = [{"size": 0, "query": r, "track_total_hits": True} for r in ranges]
     return [int(r["hits"]["total"]["value"]) for r in msearch(cluster, index, bodies, ["responses.hits.total"])]
 
@@ -155,8 +154,6 @@ def _range_ids(cluster: Cluster, index: str, ranges: list[dict], counts: list[in
     """The ids in each range, from one `_msearch` sized by the ranges' counts; a range
     that may hold more than its search returned (it grew, or it is past the window) is
     scanned instead, so every set is complete."""
-    from cogr_search.cluster.eval import msearch
-
     sizes = [min(count + ID_SLACK, ID_WINDOW) for count in counts]
     bodies = [{"size": size, "query": r, "_source": False, "track_total_hits": False, "sort": ["_doc"]}
               for r, size in zip(ranges, sizes)]

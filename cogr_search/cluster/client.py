@@ -28,6 +28,7 @@ from cogr_search.cluster.engines import ENGINES, Engine, engine_from_root, is_tr
 from cogr_search.cluster.connection_checks import check_url
 from cogr_search.cluster.root_probe import credentials_refused, probe_root
 from cogr_search.settings import Settings
+from cogr_search.cluster.names import LEGACY_LEASE_INDEX
 
 T = TypeVar("T")
 
@@ -44,12 +45,10 @@ def alias_of(kwargs: dict[str, object]) -> str | None:
     """The alias a client call addresses: its `index` (`A`, `A,A--*`, a version `A--r1-2` or
     an earlier release's `A-r1-2`, its lease index `A--sync-lease`), or the document id in
     the earlier releases' shared lease index (`cogr-sync-leases`/`A`); None for other indices."""
-    from cogr_search.cluster.sync_lease import LEASE_INDEX
-
     index = kwargs.get("index")
     if not isinstance(index, str):
         return None
-    if index == LEASE_INDEX:
+    if index == LEGACY_LEASE_INDEX:
         return str(kwargs["id"]) if kwargs.get("id") else None
     first = index.split(",")[0].split("--")[0].removesuffix("-*")  # names.py: `--` ends the alias
     if not first or first.startswith(".") or "*" in first:

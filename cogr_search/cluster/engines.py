@@ -31,6 +31,7 @@ from cogr_search.cluster.permissions import permission_hint
 from cogr_search.errors import CogrError
 from cogr_search.settings import Settings
 from cogr_search.shadow.bm25 import Bm25Variant
+from cogr_search.cluster.connection_checks import check_ca_certs
 
 EngineName = Literal["opensearch", "elasticsearch"]
 TRANSIENT_STATUS = frozenset({429, 502, 503, 504})
@@ -296,8 +297,6 @@ def _elasticsearch_client(url: str, settings: Settings, auth: tuple[str, str] | 
 def _ca_certs(url: str, settings: Settings) -> str | None:
     """COGR_CLUSTER_CA_CERTS for an https cluster, checked before it is used (a typo is one
     line now, not five failed attempts); an http cluster ignores it, so it is not checked."""
-    from cogr_search.cluster.connection_checks import check_ca_certs
-
     if not url.startswith("https"):
         return str(settings.cluster_ca_certs) if settings.cluster_ca_certs else None
     return check_ca_certs(settings.cluster_ca_certs)

@@ -26,6 +26,7 @@ from cogr_search.cluster.mappings import (
     legacy_template_name,
     next_version,
 )
+from cogr_search.cluster.suggest import missing_advice
 
 
 @dataclass(frozen=True)
@@ -72,8 +73,6 @@ def require_index(cluster: Cluster, name: str, flag: str = "--index") -> None:
     """Refuse an index or alias that does not exist, before a command writes anything
     (a run folder, a version) that it would otherwise leave behind."""
     if not cluster.call(cluster.client.indices.exists, index=name):
-        from cogr_search.cluster.suggest import missing_advice
-
         advice = missing_advice(cluster.client, name, f"run `cogr-search ingest DATA --index {name}` first")
         raise CogrError(f"{flag} {name}: no such index or alias at {cluster.url}; {advice}")
 

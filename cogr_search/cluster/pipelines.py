@@ -28,6 +28,7 @@ from cogr_search.cluster.client import Cluster
 from cogr_search.cluster.definitions import definition, fill
 from cogr_search.cluster.engines import API_ERRORS, NOT_FOUND
 from cogr_search.cluster.indices import alias_target
+from cogr_search.cluster.suggest import missing_advice
 
 INGEST_PIPELINE = "cogr-ingest"
 SEARCH_PIPELINE = "cogr"
@@ -139,8 +140,6 @@ def set_default_pipelines(cluster: Cluster, alias: str, ingest_name: str, search
     """Make the pipelines the defaults of the alias's current version; returns that index."""
     index = alias_target(cluster, alias)
     if index is None:
-        from cogr_search.cluster.suggest import missing_advice
-
         advice = missing_advice(cluster.client, alias, f"run `cogr-search index create --index {alias}` first")
         raise CogrError(f"alias {alias!r} does not exist: {advice}")
     settings = {"index": {"default_pipeline": ingest_name, "search.default_pipeline": search_name}}

@@ -21,6 +21,7 @@ from opensearchpy import exceptions as os_exc
 
 from cogr_search.errors import CogrError
 from cogr_search.settings import Settings
+from cogr_search.cluster.engines import no_api_keys, opensearch_connection
 
 SERVICE_NAME = "cogr-search expansion service"
 """What the expansion service's `GET /` answers in its `service` field (serve/app.py)."""
@@ -32,8 +33,6 @@ _WHERE = "COGR_CLUSTER_URL (or --cluster-url)"
 def probe_root(url: str, settings: Settings) -> tuple[dict, dict[str, str]]:
     """The body and headers of a search engine's `GET /`, for `engine_from_root`; a
     one-line `CogrError` for anything else that answers there."""
-    from cogr_search.cluster.engines import no_api_keys, opensearch_connection
-
     connection = opensearch_connection(url, settings)
     try:
         status, raw_headers, data = connection.perform_request("GET", "/", ignore=_NON_2XX)

@@ -54,6 +54,7 @@ from cogr_search.cluster.indices import (
 from cogr_search.cluster.mappings import IndexVersion
 from cogr_search.cluster.sync_config import SyncConfig
 from cogr_search.cluster.sync_lease import SyncLease
+from cogr_search.cluster.suggest import missing_advice
 
 SYNC_META = "cogr_sync"
 Notify = Callable[[str], None]
@@ -390,8 +391,6 @@ def sync_keywords(
         raise InputError("no item keywords to sync")
     source = alias_target(cluster, alias)
     if source is None:
-        from cogr_search.cluster.suggest import missing_advice
-
         advice = missing_advice(cluster.client, alias, f"run `cogr-search index create --index {alias}` and ingest first")
         raise CogrError(f"alias {alias!r} does not exist: {advice}")
     if config.missing == "refuse":  # refused before the lease, the title pipeline and the new version exist

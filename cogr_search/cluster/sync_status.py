@@ -15,14 +15,13 @@ from cogr_search.cluster.indices import alias_target, versions, write_blocked
 from cogr_search.cluster.sync import doc_count, sync_meta
 from cogr_search.cluster.sync_lease import FreezeLeft, Holder, Notify, lift_stale_freeze, read_holder
 from cogr_search.errors import CogrError
+from cogr_search.cluster.suggest import missing_advice
 
 
 def sync_status(cluster: Cluster, alias: str, notify: Notify = lambda message: None) -> dict:
     """The alias's serving version, its versions (state, round, documents, blocked) and lease."""
     serving = alias_target(cluster, alias)
     if serving is None:
-        from cogr_search.cluster.suggest import missing_advice
-
         advice = missing_advice(cluster.client, alias, "ingest the catalog first (`cogr-search ingest DATA --index "
                                 f"{alias}`)")
         raise CogrError(f"alias {alias!r} does not exist at {cluster.url}: {advice}")

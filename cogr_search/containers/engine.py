@@ -12,6 +12,7 @@ from pathlib import Path
 
 from cogr_search.errors import CogrError
 from cogr_search.settings import load_settings
+from cogr_search.containers.wait import wait_for
 
 LABEL = "cogr-search"
 """Label key on every container cogr-search starts; its value names who started it."""
@@ -63,7 +64,6 @@ def ensure_docker_api(socket_url: str = PODMAN_SOCKET) -> int | None:
     someone else's): whoever starts a service can end that one alone, never another's."""
     if os.environ.get("DOCKER_HOST", socket_url) != socket_url or not engine_command().endswith("podman"):
         return None  # someone else's API
-    from cogr_search.containers.wait import wait_for
 
     path = socket_url.removeprefix("unix://")
     if _api_listens(path):

@@ -19,6 +19,9 @@ from cogr_search.errors import InputError
 from cogr_search.evaluation.runner import evaluate_sets
 from cogr_search.runs.keyword_files import read_keyword_file
 from cogr_search.keywords import DEFAULT_K_MAX, representation
+from cogr_search.cluster.eval import keyword_retriever
+from cogr_search.cluster.query import keyword_query
+from cogr_search.cluster.shadow_build import item_index_from_opensearch
 
 BACKENDS = ("opensearch", "shadow")
 
@@ -66,8 +69,6 @@ def evaluate_cogr(
 
 
 def _opensearch_retriever(cluster, alias, query_keywords, texts, depth, batch_size, progress, k_max):
-    from cogr_search.cluster.eval import keyword_retriever
-    from cogr_search.cluster.query import keyword_query
 
     reps = query_representations(query_keywords, texts, k_max)
     clauses = {qid: keyword_query(rep) for qid, rep in reps.items()}
@@ -75,8 +76,6 @@ def _opensearch_retriever(cluster, alias, query_keywords, texts, depth, batch_si
 
 
 def _shadow_retriever(cluster, alias, query_keywords, depth, k_max, progress, settings):
-    from cogr_search.cluster.shadow_build import item_index_from_opensearch
-
     started = time.perf_counter()
     shadow = item_index_from_opensearch(cluster, alias, k_max, progress=progress)
     settings["shadow_build_seconds"] = round(time.perf_counter() - started, 3)

@@ -15,6 +15,17 @@ from pathlib import Path
 from cogr_search.data import Dataset, EvalSplit
 from cogr_search.errors import CogrError, InputError
 from cogr_search.evaluation.runner import evaluate_ranked
+from cogr_search.data.split import choose_split, run_split
+from cogr_search.runs.run_dir import RunDir, read_json
+from cogr_search.data import load_dataset
+from cogr_search.keywords import normalize
+from cogr_search.cluster.suggest import missing_advice
+from cogr_search.cluster.eval import bm25_ranker
+from cogr_search.dense import MODEL_NAME, build_dense_index, dense_ranker
+from cogr_search.evaluation.cogr import evaluate_cogr
+from cogr_search.evaluation.run_keywords import query_keywords_from_run, query_keywords_from_student
+from cogr_search.workflows.context import run_context_source
+from cogr_search.generators.students.distill import has_students
 
 DEFAULT_BM25_FIELDS = ("title", "description")
 HYBRID_FIELDS = (*DEFAULT_BM25_FIELDS, "cogr_keywords.text")
@@ -26,8 +37,6 @@ def split_of_run(dataset: Dataset, run: str, runs_dir: Path | None = None, split
     Re-deriving a split from flags would only agree with training when the fraction,
     seed and caps happen to match; the run's recorded ids always do.
     """
-    from cogr_search.data.split import run_split
-    from cogr_search.runs.run_dir import RunDir, read_json
 
     run_dir = RunDir.open(run, runs_dir)
     if not run_dir.split_path.is_file():
@@ -39,10 +48,6 @@ def split_of_other(dataset: Dataset, run: str, runs_dir: Path | None = None) -> 
     """Every query of another labelled set (`eval --data OTHER --split all --run RUN`),
     refused when one of them is a query the run trained on (same normalized text): a
     score on training queries says nothing about new ones."""
-    from cogr_search.data import load_dataset
-    from cogr_search.data.split import choose_split
-    from cogr_search.keywords import normalize
-    from cogr_search.runs.run_dir import RunDir, read_json
 
     run_dir = RunDir.open(run, runs_dir)
     if not run_dir.split_path.is_file():
@@ -67,8 +72,6 @@ def check_index(cluster, alias: str, dataset: Dataset) -> tuple[dict, list[str]]
     relevant to DATA's scored queries (every score would be 0, which reads as a result);
     else the overlap (for the JSON report) and warnings for a partial one."""
     if not cluster.call(cluster.client.indices.exists, index=alias):
-        from cogr_search.cluster.suggest import missing_advice
-
         advice = missing_advice(cluster.client, alias, f"run `cogr-search ingest DATA --index {alias}` first")
         raise CogrError(f"index {alias!r} does not exist at {cluster.url}: {advice}")
     count = cluster.call(cluster.client.count, index=alias)["count"]
@@ -115,8 +118,6 @@ def evaluate_bm25(
     method: str = "bm25",
 ) -> dict:
     """Plain BM25 in OpenSearch, with the paper's cutoff protocol for P/R/F1."""
-    from cogr_search.cluster.eval import bm25_ranker
-
     rank = bm25_ranker(cluster, alias, depth, list(fields), batch_size, progress)
     settings = {"index": alias, "opensearch": cluster.url, "fields": list(fields), "query": "multi_match most_fields", **(extra or {})}
     return evaluate_ranked(method, rank, split, cutoff=cutoff, tune_on=tune_on, depth=depth, settings=settings)
@@ -150,8 +151,6 @@ def evaluate_dense(
     extra: Mapping[str, object] | None = None,
 ) -> dict:
     """Exact cosine top-k over cached item embeddings, same cutoff protocol as BM25."""
-    from cogr_search.dense import MODEL_NAME, build_dense_index, dense_ranker
-
     index = build_dense_index(split.evaluate.items, cache_dir, batch_size=batch_size, progress=progress)
     settings = {
         "model": MODEL_NAME,
@@ -173,8 +172,6 @@ def run_matching(run: str, round_: int | None = None, runs_dir: Path | None = No
     the k_max its rounds will have (the spec reads the same field); an explicit round
     must be complete.
     """
-    from cogr_search.runs.run_dir import RunDir
-
     run_dir = RunDir.open(run, runs_dir)
     if round_ is None and not run_dir.complete_rounds():
         return {"run": run_dir.name, "k_max": run_dir.config().k_max}
@@ -197,8 +194,6 @@ def evaluate_cogr_file(
 ) -> dict:
     """CoGR with the query keywords of a file; with `run`, at that run's k_max (`run_matching`),
     else at the default. The result's settings record the run, round and k_max used."""
-    from cogr_search.evaluation.cogr import evaluate_cogr
-
     if run is None:
         return evaluate_cogr(cluster, alias, split, query_keywords, backend, depth, batch_size, progress)
     matching = run_matching(run, round_, runs_dir)
@@ -224,11 +219,6 @@ def evaluate_cogr_run(
     """CoGR with query keywords from a run's query expander: its student when the round
     has one (`expander="auto"` or `"student"`), else generated (and cached) by its query
     generator (`"llm"`)."""
-    from cogr_search.evaluation.cogr import evaluate_cogr
-    from cogr_search.evaluation.run_keywords import query_keywords_from_run, query_keywords_from_student
-    from cogr_search.workflows.context import run_context_source
-    from cogr_search.generators.students.distill import has_students
-    from cogr_search.runs.run_dir import RunDir
 
     run_dir = RunDir.open(run, runs_dir)
     spec = run_dir.serving_spec(round_)

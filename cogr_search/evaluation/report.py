@@ -18,6 +18,7 @@ from cogr_search.errors import CogrError, InputError
 from cogr_search.evaluation.significance import (
     DEFAULT_RESAMPLES, DEFAULT_SEED, PairedTest, check_same_queries, format_p, paired_test,
 )
+from cogr_search.atomic import check_writable
 
 MAIN_COLUMNS = ("P", "R", "F1", "MRR@100", "NDCG@100", "P@100", "R@100", "F1@100")
 CUTOFF_COLUMNS = ("MRR@10", "NDCG@10", "P@10", "R@10", "F1@10", "MRR@1000", "NDCG@1000", "P@1000", "R@1000", "F1@1000")
@@ -153,10 +154,10 @@ def markdown(reports: Sequence[dict], title: str = "Retrieval evaluation", plot_
 def plot(reports: Sequence[dict], path: Path) -> None:
     """Precision, recall and F1 against the per-query cutoff k (log scale), one line per method."""
     try:
-        import matplotlib
+        import matplotlib  # heavy: matplotlib, off the CLI's start
 
         matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
+        import matplotlib.pyplot as plt  # heavy: matplotlib, off the CLI's start
     except ImportError as err:
         raise CogrError("plots need matplotlib: pip install 'cogr-search[report]'") from err
     fig, axes = plt.subplots(1, 3, figsize=(13, 4), constrained_layout=True)
@@ -181,8 +182,6 @@ def plot(reports: Sequence[dict], path: Path) -> None:
 
 def write_report(reports: Sequence[dict], markdown_path: Path, png_path: Path | None, title: str = "Retrieval evaluation",
                  resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED) -> None:
-    from cogr_search.atomic import check_writable
-
     for path in (markdown_path, png_path):
         if path is not None:
             check_writable(path)  # both, before either is written

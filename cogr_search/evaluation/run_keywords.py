@@ -16,6 +16,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from cogr_search.data import Query
+import time
+from cogr_search.generators.backend import preset
+from cogr_search.generators.batch_generate import GenerationRequest, generate_keyword_file
+from cogr_search.runs.run_dir import RunDir
+from cogr_search.generators.run_models import open_generator
+from cogr_search.runs.keyword_files import write_keyword_file
+from cogr_search.serve.expander import StudentExpander
 
 
 @dataclass(frozen=True)
@@ -50,10 +57,6 @@ def query_keywords_from_run(
     context: object = None,
 ) -> RunKeywords:
     """Generate (or reuse) the run's query keywords for `queries`; returns the file."""
-    from cogr_search.generators.backend import preset
-    from cogr_search.generators.batch_generate import GenerationRequest, generate_keyword_file
-    from cogr_search.runs.run_dir import RunDir
-    from cogr_search.generators.run_models import open_generator
 
     run = RunDir.open(run_name, runs_dir)
     round_ = run.require_round(round_)
@@ -87,10 +90,6 @@ def query_keywords_from_student(
 ) -> RunKeywords:
     """The run's query student's keywords for `queries`, written to a keyword file (the
     same hand-off as the LLM's; a student takes milliseconds, so nothing is reused)."""
-    import time
-
-    from cogr_search.runs.keyword_files import write_keyword_file
-    from cogr_search.serve.expander import StudentExpander
 
     started = time.perf_counter()
     expander = StudentExpander(run_name, round_, runs_dir=runs_dir, sides=("query",))

@@ -64,10 +64,10 @@ def run_markdown(name: str, phases: list[dict]) -> str:
 def plot_run(name: str, phases: list[dict], path: Path) -> None:
     """Left: F1 per phase (validation and training). Right: keyword length shares per side."""
     try:
-        import matplotlib
+        import matplotlib  # heavy: matplotlib, off the CLI's start
 
         matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
+        import matplotlib.pyplot as plt  # heavy: matplotlib, off the CLI's start
     except ImportError as err:
         raise CogrError("plots need matplotlib: pip install 'cogr-search[report]'") from err
     labels = [p["phase"] for p in phases]

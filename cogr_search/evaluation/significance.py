@@ -25,6 +25,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from cogr_search.errors import CogrError, InputError
+import numpy as np
 
 DEFAULT_RESAMPLES = 10_000
 DEFAULT_SEED = 0
@@ -72,10 +73,8 @@ def randomization_p_value(baseline: Mapping[str, float], method: Mapping[str, fl
                           resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED) -> tuple[float, bool]:
     """Two-sided p-value of the mean paired difference `method - baseline` over their
     queries (the same keys in both), and whether it is exact (all 2^n sign flips)."""
-    import numpy as np
-
     try:
-        from scipy.stats import permutation_test
+        from scipy.stats import permutation_test  # heavy: scipy, off the CLI's start
     except ImportError as err:
         raise CogrError("paired tests need scipy: pip install 'cogr-search[report]'") from err
     if baseline.keys() != method.keys() or not baseline:

@@ -138,7 +138,7 @@ class GeneratorBackend(ABC):
 
 def gpu_available() -> bool:
     try:
-        import torch
+        import torch  # heavy: torch, off the CLI's start
     except ImportError:
         return False
     return bool(torch.cuda.is_available())

@@ -23,6 +23,7 @@ from cogr_search.runs.keyword_files import append_keyword_rows, read_keyword_fil
 from cogr_search.ranks import Ranks
 from cogr_search.keywords import DEFAULT_K_MAX, parse_keywords
 from cogr_search.progress import progress_bar
+from cogr_search.generators.backend_choice import load_backend
 
 
 @dataclass(frozen=True)
@@ -226,8 +227,6 @@ def generate_with_model(
 
     Returns the generation figures plus `backend`, `rows` (lines in the file) and
     `empty_rows` (requests whose output parsed to no keyword): what a run records."""
-    from cogr_search.generators.backend_choice import load_backend
-
     with load_backend(model, backend, dtype=dtype) as engine:
         stats = generate_keyword_file(
             engine, requests, out_path, params, batch_size=batch_size, keep=keep, k_max=k_max,

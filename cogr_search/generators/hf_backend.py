@@ -25,6 +25,7 @@ from cogr_search.errors import CogrError
 from cogr_search.generators.backend import Generation, GeneratorBackend, Message, SamplingParams
 from cogr_search.generators.cpu import cpu_flag
 from cogr_search.generators.threads import configure_torch_threads
+import copy
 
 # A shared prompt head shorter than this is prefilled with the rest: copying its cache
 # would cost about what it saves.
@@ -48,8 +49,8 @@ class HFBackend(GeneratorBackend):
     ) -> None:
         super().__init__(model_path)
         os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-        import torch
-        from transformers import AutoModelForCausalLM, AutoTokenizer
+        import torch  # heavy: torch, off the CLI's start
+        from transformers import AutoModelForCausalLM, AutoTokenizer  # heavy: transformers, off the CLI's start
 
         self.threads = configure_torch_threads(num_threads)
         self.device = ("cuda" if torch.cuda.is_available() else "cpu") if device == "auto" else device
@@ -81,7 +82,7 @@ class HFBackend(GeneratorBackend):
     ) -> Iterator[list[tuple[int, Generation]]]:
         """With `row_seeds`, the own decode loop samples each row from a generator of its
         own; `decoder="generate"` ignores them (one stream per batch, seeded by `params`)."""
-        import torch
+        import torch  # heavy: torch, off the CLI's start
 
         prompts = [self.render(c) for c in conversations]
         order = list(range(len(prompts)))
@@ -110,7 +111,7 @@ class HFBackend(GeneratorBackend):
 
     def _prefix_state(self, prefix: list[int]):  # noqa: ANN202 - transformers Cache
         """The KV cache of `prefix` for batch size 1, computed once and kept."""
-        import torch
+        import torch  # heavy: torch, off the CLI's start
 
         key = tuple(prefix)
         if self._prefix_key != key:
@@ -124,9 +125,7 @@ class HFBackend(GeneratorBackend):
         """Rows as [prefix | padding | own tokens], the padding masked, and a copy of the
         prefix's cache for every row. Positions come from the attention mask, so a row's
         outputs equal those of plain left padding (checked in tests)."""
-        import copy
-
-        import torch
+        import torch  # heavy: torch, off the CLI's start
 
         pad = self.tokenizer.pad_token_id
         shared = len(prefix)
@@ -158,7 +157,7 @@ class HFBackend(GeneratorBackend):
         cache) as soon as the row emits its end token, so finished rows stop costing
         compute, and it skips `generate`'s per-step bookkeeping. It applies exactly the
         given `SamplingParams` (not the model's generation_config)."""
-        import torch
+        import torch  # heavy: torch, off the CLI's start
 
         input_ids, attention_mask, cache = self._layout(prompts, prefix)
         positions = (attention_mask.cumsum(-1) - 1).clamp(min=0)
@@ -201,7 +200,7 @@ class HFBackend(GeneratorBackend):
     ) -> list[Generation]:
         """transformers' `generate`: the reference the own loop is tested against, and a
         fallback (`decoder="generate"`) for models the own loop does not suit."""
-        import torch
+        import torch  # heavy: torch, off the CLI's start
 
         input_ids, attention_mask, cache = self._layout(prompts, prefix)
         extra = {"cache": cache} if cache is not None else {}
@@ -239,7 +238,7 @@ def _sampling_kwargs(params: SamplingParams) -> dict:
         kwargs["do_sample"] = False
         return kwargs
     if params.top_k > 0 and params.min_p <= 0:
-        from transformers import LogitsProcessorList
+        from transformers import LogitsProcessorList  # heavy: transformers, off the CLI's start
 
         kwargs.update(do_sample=True, temperature=1.0, top_k=0, top_p=1.0)
         kwargs["logits_processor"] = LogitsProcessorList([TopKTopP(params.top_k, params.top_p, params.temperature)])
@@ -258,7 +257,7 @@ def _sampling_kwargs(params: SamplingParams) -> dict:
 def _token_picker(params: SamplingParams):  # noqa: ANN202 - a function of tensors
     """The next-token rule of the own decode loop: (float32 logits [rows, vocab], one
     torch.Generator per row or None for the global stream) -> token ids [rows]."""
-    import torch
+    import torch  # heavy: torch, off the CLI's start
 
     if params.greedy or params.temperature <= 0:
         return lambda logits, streams=None: logits.argmax(dim=-1)
@@ -273,7 +272,7 @@ def _token_picker(params: SamplingParams):  # noqa: ANN202 - a function of tenso
 
         return top_k_sample
 
-    from transformers.generation.logits_process import MinPLogitsWarper, TopPLogitsWarper
+    from transformers.generation.logits_process import MinPLogitsWarper, TopPLogitsWarper  # heavy: torch, transformers, off the CLI's start
 
     def full_sample(logits, streams=None):  # noqa: ANN001, ANN202
         logits = logits / params.temperature
@@ -288,7 +287,7 @@ def _token_picker(params: SamplingParams):  # noqa: ANN202 - a function of tenso
 
 def _multinomial(probs, streams):  # noqa: ANN001, ANN202 - torch tensors
     """One draw per row [rows, 1]: from the global stream, or row i from `streams[i]`."""
-    import torch
+    import torch  # heavy: torch, off the CLI's start
 
     if streams is None:
         return torch.multinomial(probs, 1)
@@ -307,7 +306,7 @@ class TopKTopP:
 
     def top(self, scores):  # noqa: ANN001, ANN201 - torch tensors
         """The k best (logit / temperature, index) pairs; those cut by top-p are -inf."""
-        import torch
+        import torch  # heavy: torch, off the CLI's start
 
         k = min(self.top_k, scores.shape[-1])
         values, indices = torch.topk(scores, k, dim=-1)  # sorted, descending
@@ -321,7 +320,7 @@ class TopKTopP:
         return values, indices
 
     def __call__(self, input_ids, scores):  # noqa: ANN001, ANN204 - torch tensors
-        import torch
+        import torch  # heavy: torch, off the CLI's start
 
         values, indices = self.top(scores)
         out = torch.full_like(scores, float("-inf"))
@@ -345,7 +344,7 @@ def _end_token_ids(model: object, tokenizer: object) -> set[int]:
 def _torch_dtype(name: str, device: str):  # noqa: ANN202 - torch type
     """`auto`: bfloat16 on a GPU and on CPUs with native bf16 dot products (AVX512-BF16,
     AMX), where it decodes ~1.5-2x faster than float32; float32 elsewhere."""
-    import torch
+    import torch  # heavy: torch, off the CLI's start
 
     if name == "auto":
         if device.startswith("cuda"):
@@ -360,7 +359,7 @@ def _torch_dtype(name: str, device: str):  # noqa: ANN202 - torch type
 
 def cpu_has_fast_bf16() -> bool:
     """True when oneDNN reports native bf16 support on this CPU."""
-    import torch
+    import torch  # heavy: torch, off the CLI's start
 
     try:
         return bool(torch.ops.mkldnn._is_mkldnn_bf16_supported()) and cpu_flag("avx512_bf16", "amx_bf16")

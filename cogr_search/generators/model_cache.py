@@ -94,7 +94,7 @@ def ensure_default_model(settings: Settings | None = None, echo: Callable[[str],
 
 def _convert(gguf: Path, out_dir: Path) -> None:
     """Dequantize the GGUF with transformers and save model + tokenizer as safetensors."""
-    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from transformers import AutoModelForCausalLM, AutoTokenizer  # heavy: transformers, off the CLI's start
 
     with _without_gguf_bar():
         tokenizer = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
@@ -119,8 +119,8 @@ def _without_gguf_bar() -> Iterator[None]:
     GGUF reader draws a tqdm bar of its own, which neither transformers' progress switch
     nor HF_HUB_DISABLE_PROGRESS_BARS turns off (a page of half-lines in a set-up log), so
     the reader gets a silent bar; the switch turns off the "Loading weights" bar."""
-    import transformers.modeling_gguf_pytorch_utils as gguf_reader
-    from transformers.utils import logging as hf_logging
+    import transformers.modeling_gguf_pytorch_utils as gguf_reader  # heavy: torch, transformers, off the CLI's start
+    from transformers.utils import logging as hf_logging  # heavy: transformers, off the CLI's start
 
     bar = gguf_reader.tqdm
     bars_were_on = hf_logging.is_progress_bar_enabled()
@@ -151,8 +151,8 @@ def build_random_model(out_dir: Path, base: Path, seed: int = 0, separator: str 
     model writes a random word piece, then the separator, and again: a keyword list of
     noise. Never use it where a test reads what a model learnt.
     """
-    import torch
-    from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
+    import torch  # heavy: torch, off the CLI's start
+    from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer  # heavy: transformers, off the CLI's start
 
     config = AutoConfig.from_pretrained(str(base))
     for name, value in TINY_SHAPE.items():

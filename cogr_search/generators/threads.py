@@ -30,7 +30,7 @@ def requested_threads(explicit: int | None = None) -> int | None:
 
 def configure_torch_threads(explicit: int | None = None) -> int:
     """Apply the requested thread count to torch (if any); returns the count in effect."""
-    import torch
+    import torch  # heavy: torch, off the CLI's start
 
     threads = requested_threads(explicit)
     if threads:

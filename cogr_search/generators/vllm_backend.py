@@ -19,6 +19,9 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from cogr_search.generators.backend import Generation, GeneratorBackend, Message, SamplingParams, gpu_available
+import gc
+from cogr_search.generators.hf_backend import cpu_has_fast_bf16
+from cogr_search.generators.threads import configure_torch_threads
 
 # KV cache of the CPU engine in GiB (vLLM's default is 4): a 135M model needs ~23 KB a token,
 # so 1 GiB holds ~45,000 tokens, more than 256 rows of prompt and keywords.
@@ -40,7 +43,6 @@ def cpu_dtype(dtype: str) -> str:
     (the transformers backend's rule; the model's own float32 config would be slower)."""
     if dtype != "auto":
         return dtype
-    from cogr_search.generators.hf_backend import cpu_has_fast_bf16
 
     return "bfloat16" if cpu_has_fast_bf16() else "float32"
 
@@ -64,18 +66,16 @@ class VLLMBackend(GeneratorBackend):
         self.device = "cuda" if gpu_available() else "cpu"
         options: dict = {}
         if self.device == "cpu":
-            from cogr_search.generators.threads import configure_torch_threads
-
             cpu_engine_environment()
             # before the engine: vLLM's CPU worker refuses torch.set_num_threads afterwards
             self.threads = configure_torch_threads(num_threads)
             dtype = cpu_dtype(dtype)
         else:
             options["gpu_memory_utilization"] = gpu_memory_utilization
-        from transformers import AutoTokenizer
-        from vllm import LLM
+        from transformers import AutoTokenizer  # heavy: transformers, off the CLI's start
+        from vllm import LLM  # heavy: torch, vllm, off the CLI's start
 
-        import torch.distributed
+        import torch.distributed  # heavy: torch, off the CLI's start
 
         self.dtype = dtype
         # under `accelerate launch` the process group is the trainer's: close() must leave it
@@ -138,10 +138,8 @@ def release_engine_state(owns_process_group: bool = True) -> None:
     """vLLM's process-wide state after an engine is dropped: its model-parallel groups,
     the torch.distributed group where the engine created it (an in-process engine does; a
     second engine in the same process fails to start while they exist), cached memory."""
-    import gc
-
     gc.collect()
-    from vllm.distributed.parallel_state import cleanup_dist_env_and_memory, destroy_model_parallel
+    from vllm.distributed.parallel_state import cleanup_dist_env_and_memory, destroy_model_parallel  # heavy: torch, vllm, off the CLI's start
 
     if owns_process_group:
         cleanup_dist_env_and_memory()
@@ -151,7 +149,7 @@ def release_engine_state(owns_process_group: bool = True) -> None:
 
 def to_vllm_sampling(params: SamplingParams):  # noqa: ANN201 - vllm type
     """Our presets in vLLM's spelling: greedy is temperature 0; top_k -1 means no cut."""
-    from vllm import SamplingParams as VLLMSamplingParams
+    from vllm import SamplingParams as VLLMSamplingParams  # heavy: torch, vllm, off the CLI's start
 
     if params.greedy or params.temperature <= 0:
         return VLLMSamplingParams(temperature=0.0, max_tokens=params.max_new_tokens, seed=params.seed)

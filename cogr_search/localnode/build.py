@@ -178,25 +178,3 @@ def run_logged(cmd: list[str], log_path: Path, echo: bool, env: dict[str, str] |
             proc.kill()
             proc.wait()
             raise
-
-
-def build_or_skip(engine: EngineLine, quiet: bool = False) -> bool:
-    """Build ``engine``'s launcher where its Java exists; else print one line saying it was
-    skipped and why (``make setup``: a host with Java 17 only still gets the 2.19 line).
-
-    Returns whether the launcher is built. A failed build still raises.
-    """
-    try:
-        jdk = jdk_for(engine)
-    except LocalNodeError as err:
-        print(f"skipped the local {engine.description} node: {err}", file=sys.stderr)
-        return False
-    jar = ensure_built(quiet=quiet, engine=engine)
-    java = f"Java {jdk.release} at {jdk.home}" if jdk is not None else "the java on PATH"
-    from cogr_search.localnode.distribution import ensure_distribution
-    from cogr_search.localnode.service_user import node_user
-
-    dist = ensure_distribution(engine, node_user())
-    print(f"ready: the stock {engine.description} distribution ({java}) with the plugin {jar.name}: {dist}",
-          file=sys.stderr)
-    return True

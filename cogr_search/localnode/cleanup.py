@@ -2,7 +2,7 @@
 what it wrote into its home.
 
 Why: a root caller's node keeps its config, data and logs outside its home
-(`stock.runtime_dir`), so deleting the home leaves them behind, and a later start on the
+(`runtime.runtime_dir`), so deleting the home leaves them behind, and a later start on the
 same home would find the earlier node's security index (`stock.stale_runtime`). Purging
 removes both places; the home itself goes too once nothing else is in it. Only what a
 node writes is removed (the names below), never other files a user keeps in the home.
@@ -18,6 +18,7 @@ from pathlib import Path
 import psutil
 
 from cogr_search.localnode import multinode, process, record, security, stock
+from cogr_search.localnode.runtime import runtime_dir, runtimes_root
 from cogr_search.localnode.engine_lines import ENGINE_LINES
 
 # What a node writes into its home (a caller's node: its runtime folder's too).
@@ -73,7 +74,7 @@ def _remove_node(home: Path) -> list[Path]:
     """Remove ``home``'s runtime folder (outside it) and the node's entries in it; the home
     too when empty. Returns the paths removed."""
     removed = []
-    runtime = stock.runtime_dir(home)
+    runtime = runtime_dir(home)
     if runtime != home and runtime.exists():
         shutil.rmtree(runtime)
         removed.append(runtime)
@@ -116,7 +117,7 @@ def _noted_homes(root: Path) -> list[Path]:
     """The homes, ``root`` or below it, that runtime folders outside their homes name
     (`stock.HOME_NOTE`), whether or not those homes still exist."""
     homes = []
-    for note in stock.runtimes_root().glob(f"*/{stock.HOME_NOTE}"):
+    for note in runtimes_root().glob(f"*/{stock.HOME_NOTE}"):
         with contextlib.suppress(OSError):
             home = Path(note.read_text().strip())
             if home == root or root in home.parents:

@@ -24,6 +24,7 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
+import sys
 import stat
 import subprocess
 import zipfile
@@ -32,7 +33,7 @@ from pathlib import Path
 from cogr_search.localnode.build import ensure_built, file_lock, plugins_dir, run_logged
 from cogr_search.localnode.java import jdk_for
 from cogr_search.localnode.engine_lines import EngineLine, LocalNodeError
-from cogr_search.localnode.service_user import NodeUser
+from cogr_search.localnode.service_user import NodeUser, node_user
 from cogr_search.settings import load_settings
 
 # The Maven project that lays out the 2.19 modules (see its pom.xml).
@@ -189,3 +190,23 @@ def _install_plugin(dist: Path, plugin_zip: Path, launcher: EngineLine) -> None:
     for folder in ("plugins", "config"):
         for path in (dist / folder).rglob("*"):
             path.chmod(0o755 if path.is_dir() else (0o755 if path.suffix == ".sh" else 0o644))
+
+
+def build_or_skip(engine: EngineLine, quiet: bool = False) -> bool:
+    """Build ``engine``'s launcher where its Java exists; else print one line saying it was
+    skipped and why (``make setup``: a host with Java 17 only still gets the 2.19 line).
+
+    Returns whether the launcher is built. A failed build still raises.
+    """
+    try:
+        jdk = jdk_for(engine)
+    except LocalNodeError as err:
+        print(f"skipped the local {engine.description} node: {err}", file=sys.stderr)
+        return False
+    jar = ensure_built(quiet=quiet, engine=engine)
+    java = f"Java {jdk.release} at {jdk.home}" if jdk is not None else "the java on PATH"
+
+    dist = ensure_distribution(engine, node_user())
+    print(f"ready: the stock {engine.description} distribution ({java}) with the plugin {jar.name}: {dist}",
+          file=sys.stderr)
+    return True

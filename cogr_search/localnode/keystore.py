@@ -16,6 +16,9 @@ from pathlib import Path
 
 from cogr_search.localnode.engine_lines import EngineLine, LocalNodeError
 from cogr_search.localnode.service_user import NodeUser
+from cogr_search.localnode.distribution import ensure_distribution, java_env
+from cogr_search.localnode.service_user import node_user
+from cogr_search.localnode.runtime import runtime_dir
 
 def put(dist: Path, config: Path, env: Mapping[str, str], user: NodeUser, engine: EngineLine,
         values: Mapping[str, str]) -> None:
@@ -36,9 +39,6 @@ def put(dist: Path, config: Path, env: Mapping[str, str], user: NodeUser, engine
 
 def put_into_node(home: Path, engine: EngineLine, values: Mapping[str, str]) -> None:
     """`put` for the node of ``home`` (started or not), with its distribution and config folder."""
-    from cogr_search.localnode.distribution import ensure_distribution, java_env
-    from cogr_search.localnode.service_user import node_user
-    from cogr_search.localnode.stock import runtime_dir
 
     user = node_user()
     put(ensure_distribution(engine, user), runtime_dir(home, user) / "config", java_env(engine), user, engine, values)

@@ -22,7 +22,7 @@ Layout of a node home::
     <home>/logs/            the engine's logs, and node.out (the node's stdout/stderr)
 
 A stock node started by root runs as the ``cogr-search`` user, and its config, data and
-logs live in that user's runtime folder, linked from ``<home>/node`` (`stock.runtime_dir`).
+logs live in that user's runtime folder, linked from ``<home>/node`` (`runtime.runtime_dir`).
 """
 
 from __future__ import annotations

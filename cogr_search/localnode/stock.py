@@ -22,9 +22,7 @@ in one line, and `cleanup.purge` removes it.
 
 from __future__ import annotations
 
-import hashlib
 import json
-import os
 import shutil
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -33,10 +31,10 @@ from pathlib import Path
 from cogr_search.localnode import es_security, keystore, security
 from cogr_search.localnode.distribution import ensure_distribution, java_env
 from cogr_search.localnode.engine_lines import HOST, TRANSPORT_OFFSET, EngineLine, LocalNodeError
+from cogr_search.localnode.runtime import runtime_dir
 from cogr_search.localnode.service_user import NodeUser, node_user
 from cogr_search.settings import load_settings
 
-RUNTIMES = "nodes"
 LINK = "node"
 # In a runtime folder outside its home: the home's path, so a leftover names its home.
 HOME_NOTE = "home"
@@ -78,31 +76,6 @@ class NodeCommand:
     cwd: Path
     logs: Path
     user: NodeUser
-
-
-def runtime_dir(home: Path, user: NodeUser | None = None) -> Path:
-    """The folder holding the node's config, data and logs (see the module docstring)."""
-    user = user if user is not None else _user_for_lookup()
-    if user.is_caller:
-        return home
-    digest = hashlib.sha256(str(home).encode()).hexdigest()[:16]
-    return user.home / RUNTIMES / digest
-
-
-def runtimes_root() -> Path:
-    """Where runtime folders outside their homes live (a root caller's nodes)."""
-    from cogr_search.localnode import service_user
-
-    return service_user.HOME / RUNTIMES
-
-
-def _user_for_lookup() -> NodeUser:
-    """The node's user without creating it (a lookup must not add a system user)."""
-    if os.geteuid() != 0:
-        return NodeUser(name="caller")
-    from cogr_search.localnode import service_user
-
-    return NodeUser(name=service_user.NAME, uid=0, gid=0, home=service_user.HOME)
 
 
 def stale_runtime(home: Path) -> Path | None:

@@ -14,6 +14,7 @@ from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError
 
 from cogr_search.errors import InputError
 from cogr_search.keywords import DEFAULT_K_MAX, NORMALIZATION_VERSION
+from cogr_search.runs.query_context import context_size
 
 LORA_LAYERS_HELP = "With lora: adapters in the top N decoder blocks only (0: every block); a CPU cap like train_layers."
 PRECISION_HELP = (
@@ -127,8 +128,6 @@ class Phase1Config(_Document):
     @field_validator("query_context")
     @classmethod
     def _context_spec(cls, value: str | None) -> str | None:
-        from cogr_search.runs.query_context import context_size
-
         try:
             return None if context_size(value) is None else value
         except InputError as err:

@@ -38,6 +38,9 @@ from cogr_search.atomic import atomic_open
 from cogr_search.errors import CogrError, InputError
 from cogr_search.runs.config import Phase1Config
 from cogr_search.runs.serving import ServingSpec
+import fcntl
+from cogr_search.settings import load_settings
+from cogr_search.runs.query_context import StoredContext, context_size, read_context_file
 
 DEFAULT_RUNS_DIR = Path("runs")
 MANIFEST_FORMAT = 1
@@ -47,8 +50,6 @@ _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
 def default_runs_dir() -> Path:
     """`COGR_RUNS_DIR` (through the settings), else `./runs`."""
-    from cogr_search.settings import load_settings
-
     return Path(load_settings().runs_dir or DEFAULT_RUNS_DIR)
 
 
@@ -136,8 +137,6 @@ class RunDir:
     def stored_context(self, fallback: object = None) -> object | None:
         """The run's `StoredContext` (with an optional live fallback), or None for runs
         trained without search results in the query prompt."""
-        from cogr_search.runs.query_context import StoredContext, context_size, read_context_file
-
         if context_size(self.config().query_context) is None:
             return None
         return StoredContext(read_context_file(self.query_context_path), fallback, where=f"run {self.name!r}")
@@ -258,8 +257,6 @@ class RunDir:
     @contextlib.contextmanager
     def lock(self) -> Iterator[None]:
         """Hold the run for one writer: two trainings on one run would corrupt it."""
-        import fcntl
-
         self.root.mkdir(parents=True, exist_ok=True)
         with open(self.root / ".lock", "w") as handle:
             try:

@@ -28,6 +28,10 @@ from cogr_search.cluster.engines import API_ERRORS, NOT_FOUND, Engine, status_of
 from cogr_search.cluster.query import KEYWORD_FIELD, keyword_query
 from cogr_search.serve.cache import MISSING, LRUCache
 from cogr_search.serve.expander import Expander
+from cogr_search.serve.expander import ServiceExpander, open_expander
+from cogr_search.serve.auth import service_token
+from cogr_search.settings import load_settings
+from cogr_search.cluster.suggest import missing_advice
 
 
 @dataclass(frozen=True)
@@ -81,8 +85,6 @@ class CogrSearch:
                  **options: object) -> CogrSearch:
         """Expand with `run`'s query expander loaded in this process: its student when the
         round has one (`expander="auto"`), else its query generator (the `train` extra)."""
-        from cogr_search.serve.expander import open_expander
-
         chosen = open_expander(run, round_, expander=expander, runs_dir=runs_dir, sides=("query",), **options)
         return cls(client, chosen, index=index)
 
@@ -92,9 +94,6 @@ class CogrSearch:
         """Expand through a running `cogr-search serve` at `url`, sending `token` as a bearer
         token and trusting `ca_certs` for https (both unset: `COGR_SERVICE_TOKEN` (or
         `_TOKEN_FILE`) and `COGR_SERVICE_CA_CERTS`, when set)."""
-        from cogr_search.serve.auth import service_token
-        from cogr_search.serve.expander import ServiceExpander
-        from cogr_search.settings import load_settings
 
         if token is None or ca_certs is None:
             settings = load_settings()
@@ -171,8 +170,6 @@ class CogrSearch:
         try:
             response = Engine.unwrap(self.client.search(index=target, body=body))
         except NOT_FOUND:
-            from cogr_search.cluster.suggest import missing_advice
-
             raise CogrError(f"index {target!r} not found: {missing_advice(self.client, target, 'ingest it first')}") from None
         except API_ERRORS as err:
             raise CogrError(f"search on {target!r} failed: HTTP {status_of(err)} {getattr(err, 'error', '')}") from None

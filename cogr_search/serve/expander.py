@@ -18,14 +18,17 @@ import urllib.error
 import urllib.request
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
 from cogr_search.errors import CogrError
 from cogr_search.runs.query_context import ContextSource
 from cogr_search.cluster.documents import ItemLike
-
-if TYPE_CHECKING:
-    from cogr_search.runs.run_dir import RunDir
+from cogr_search.generators.backend import preset
+from cogr_search.runs.run_dir import RunDir
+from cogr_search.generators.run_models import open_generator
+from cogr_search.generators.students.distill import has_students, open_students
+from cogr_search.generators.students.model import item_text
+from concurrent.futures import ThreadPoolExecutor
 
 
 class Expander(Protocol):
@@ -69,9 +72,6 @@ class RunExpander:
         batch_size: int = 16,
         context: ContextSource | None = None,
     ) -> None:
-        from cogr_search.generators.backend import preset
-        from cogr_search.runs.run_dir import RunDir
-        from cogr_search.generators.run_models import open_generator
 
         run_dir = RunDir.open(run, runs_dir)
         self.spec = run_dir.serving_spec(round_)
@@ -189,8 +189,6 @@ class StudentExpander:
 
     def __init__(self, run: str | Path, round_: int | None = None, *, runs_dir: Path | None = None,
                  sides: Sequence[str] = ("query", "item"), threads: int = 0) -> None:
-        from cogr_search.generators.students.distill import open_students
-        from cogr_search.runs.run_dir import RunDir
 
         run_dir = RunDir.open(run, runs_dir)
         self.spec = run_dir.serving_spec(round_)
@@ -213,8 +211,6 @@ class StudentExpander:
     def expand_items(self, items: Sequence[ItemLike]) -> list[list[str]]:
         """Item sets in input order; a large batch (a catalog) is split over the cores:
         the tree walk releases the GIL, so two threads overlap it with featurizing."""
-        from cogr_search.generators.students.model import item_text
-
         student = self._side("item")
 
         def run(chunk: Sequence[ItemLike]) -> list[list[str]]:
@@ -223,7 +219,6 @@ class StudentExpander:
         workers = min(self.threads, max(1, len(items) // PARALLEL_ITEMS))
         if workers <= 1:
             return run(items)
-        from concurrent.futures import ThreadPoolExecutor
 
         size = -(-len(items) // workers)
         with ThreadPoolExecutor(workers) as pool:
@@ -255,8 +250,6 @@ def check_expander(run: str | Path, round_: int | None, expander: str = "auto",
                    runs_dir: Path | None = None) -> tuple[RunDir, int, bool]:
     """The run, its round and whether its students answer, without loading a model: what a
     command checks before it writes anything that a missing run or round would strand."""
-    from cogr_search.generators.students.distill import has_students
-    from cogr_search.runs.run_dir import RunDir
 
     if expander not in EXPANDERS:
         raise CogrError(f"--expander {expander!r}: expected one of {', '.join(EXPANDERS)}")

@@ -16,6 +16,7 @@ from pathlib import Path
 from cogr_search.errors import CogrError
 from cogr_search.serve.limits import Limits
 from cogr_search.serve.service import ExpansionService, ServiceConfig
+from cogr_search.serve.expander import open_expander
 
 
 def check_port(host: str, port: int) -> None:
@@ -89,10 +90,9 @@ def serve(
 ) -> None:
     """Load `run`'s expander of `round_` (default: latest; its students unless
     `expander_options["expander"]` says `llm`) and serve until interrupted."""
-    import uvicorn
+    import uvicorn  # heavy: uvicorn, off the CLI's start
 
-    from cogr_search.serve.app import create_app
-    from cogr_search.serve.expander import open_expander
+    from cogr_search.serve.app import create_app  # heavy: fastapi, off the CLI's start
 
     check_port(host, port)
     security.check_tls()

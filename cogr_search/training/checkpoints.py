@@ -13,6 +13,8 @@ import hashlib
 import os
 import shutil
 from pathlib import Path
+from cogr_search.generators.hf_backend import cpu_has_fast_bf16
+from cogr_search.errors import CogrError
 
 
 def work_dir_for(out_dir: Path) -> Path:
@@ -56,11 +58,10 @@ def bf16_training(precision: str) -> bool:
         return False
     if precision == "bf16":
         return True
-    import torch
+    import torch  # heavy: torch, off the CLI's start
 
     if torch.cuda.is_available():
         return torch.cuda.is_bf16_supported()
-    from cogr_search.generators.hf_backend import cpu_has_fast_bf16
 
     return cpu_has_fast_bf16()
 
@@ -74,13 +75,13 @@ def lora_config(config: object, model: object):  # noqa: ANN201 - peft type
     fine-tuning (benchmarks/rl.md: a GRPO step with adapters in all 30 blocks costs
     1.2-1.5x one with adapters in the top 8, but the item side learned less there).
     """
-    from peft import LoraConfig
+    from peft import LoraConfig  # heavy: torch, transformers, off the CLI's start
 
     common = {"r": config.lora_r, "lora_alpha": config.lora_alpha, "lora_dropout": config.lora_dropout,
               "task_type": "CAUSAL_LM"}
     if not config.lora_layers:
         return LoraConfig(target_modules="all-linear", **common)
-    import torch
+    import torch  # heavy: torch, off the CLI's start
 
     blocks = _decoder_layers(model)
     # peft takes a block range only with named modules: the linear layers of a block
@@ -126,7 +127,7 @@ def state_digest(model: object) -> str:
     """sha256 over a model's state dict: each tensor's name, dtype, shape and bytes, in
     name order. Unlike `weights_digest` (the saved files) it reads the weights in memory,
     on any rank, with no file written."""
-    import torch
+    import torch  # heavy: torch, off the CLI's start
 
     digest = hashlib.sha256()
     for name, tensor in sorted(model.state_dict().items()):
@@ -163,7 +164,5 @@ def _decoder_layers(model: object) -> list:
     inner = getattr(model, "model", None)
     layers = getattr(inner, "layers", None)
     if layers is None:
-        from cogr_search.errors import CogrError
-
         raise CogrError(f"{type(model).__name__}: no decoder layers found (model.model.layers); use train_layers 0")
     return list(layers)

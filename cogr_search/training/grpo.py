@@ -30,6 +30,8 @@ from cogr_search.training.checkpoints import (
 )
 from cogr_search.runs.config import GRPOSideConfig
 from cogr_search.ranks import Ranks, per_device_batch
+from cogr_search.training.grpo_rollouts import rank_invariant_trainer
+from cogr_search.training.vllm_rollouts import close_rollout_engine, prepare_cpu_rollouts, repack_after_each_sync
 
 
 @dataclass
@@ -95,21 +97,18 @@ def train_grpo(
         raise CogrError(f"GRPO for {out_dir}: no training prompts")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
-    import torch
-    from datasets import Dataset as HFDataset
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-    from trl import GRPOConfig
+    import torch  # heavy: torch, off the CLI's start
+    from datasets import Dataset as HFDataset  # heavy: datasets, pandas, off the CLI's start
+    from transformers import AutoModelForCausalLM, AutoTokenizer  # heavy: transformers, off the CLI's start
+    from trl import GRPOConfig  # heavy: trl, off the CLI's start
 
-    from cogr_search.training.grpo_rollouts import rank_invariant_trainer
 
-    from cogr_search.training.trainer_log import route_trainer_logs
+    from cogr_search.training.trainer_log import route_trainer_logs  # heavy: torch, transformers, off the CLI's start
 
     configure_torch_threads()
     on_gpu = torch.cuda.is_available()
     vllm = resolve_backend(backend) == "vllm" if use_vllm is None else use_vllm
     if vllm and not on_gpu:
-        from cogr_search.training.vllm_rollouts import prepare_cpu_rollouts
-
         prepare_cpu_rollouts()
     work_dir = work_dir_for(out_dir)
     tokenizer = AutoTokenizer.from_pretrained(str(model_path))
@@ -159,8 +158,6 @@ def train_grpo(
         callbacks=list(callbacks) or None,
     )
     if vllm and not on_gpu:
-        from cogr_search.training.vllm_rollouts import repack_after_each_sync
-
         repack_after_each_sync(trainer)
     route_trainer_logs(trainer, log_path, f"grpo {out_dir.parent.name}/{out_dir.name}")
     # counted on the trainer's model: with LoRA only the adapters are trainable
@@ -170,8 +167,6 @@ def train_grpo(
     trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
     seconds = time.perf_counter() - start
     if vllm and not on_gpu:
-        from cogr_search.training.vllm_rollouts import close_rollout_engine
-
         close_rollout_engine(trainer)
     log = [entry for entry in trainer.state.log_history if "reward" in entry]
     digests = finish_training(trainer, tokenizer, out_dir, work_dir, config.lora, ranks)

@@ -46,8 +46,8 @@ def groups(prompt_ids: Sequence[Sequence[int]]) -> list[tuple[int, int]]:
 @functools.cache
 def rank_invariant_trainer():  # noqa: ANN201 - a GRPOTrainer subclass, built on first use (trl imports slowly)
     """trl's `GRPOTrainer` whose transformers rollouts are sampled group by group."""
-    import torch
-    from trl import GRPOTrainer
+    import torch  # heavy: torch, off the CLI's start
+    from trl import GRPOTrainer  # heavy: trl, off the CLI's start
 
     class RankInvariantGRPOTrainer(GRPOTrainer):
         """`GRPOTrainer` with rollouts independent of the number of processes (module doc)."""

@@ -15,6 +15,8 @@ import socket
 from collections.abc import Sequence
 
 from cogr_search.errors import CogrError
+import signal
+from cogr_search.settings import load_settings
 
 LAUNCHED_ENV = "COGR_LAUNCHED_PROCESSES"
 """Set in the launched processes (`Settings.launched_processes`): the flag they inherited
@@ -24,16 +26,14 @@ must not launch again."""
 def should_launch(processes: int) -> bool:
     """Whether this call must start the processes: more than one asked for, and not
     already running under a launcher (accelerate launch, torchrun, `--processes`)."""
-    from cogr_search.settings import load_settings
-
     return processes > 1 and "WORLD_SIZE" not in os.environ and load_settings().launched_processes is None
 
 
 def launch(processes: int, argv: Sequence[str]) -> None:
     """Run `python -m cogr_search.cli <argv>` in `processes` processes and wait; a failed
     rank becomes one `CogrError` naming it and its exit status (the others are stopped)."""
-    from accelerate.commands.launch import launch_command, launch_command_parser
-    from torch.distributed.elastic.multiprocessing.errors import ChildFailedError
+    from accelerate.commands.launch import launch_command, launch_command_parser  # heavy: torch, accelerate, off the CLI's start
+    from torch.distributed.elastic.multiprocessing.errors import ChildFailedError  # heavy: torch, off the CLI's start
 
     args = launch_command_parser().parse_args([
         "--multi_gpu",  # torch elastic's multi-process launcher; accelerate falls back to gloo without GPUs
@@ -63,16 +63,12 @@ def _root_failure(failures: dict) -> tuple[int, object]:
     """The rank whose failure ended the run: one that exited with an error or was killed
     from outside comes before one the launcher itself stopped with SIGTERM, then the
     earliest, then the lowest rank."""
-    import signal
-
     return min(failures.items(), key=lambda kv: (kv[1].exitcode == -signal.SIGTERM, kv[1].timestamp, kv[0]))
 
 
 def _describe(exitcode: int) -> str:
     """`exit status 1`, or `killed by SIGKILL` for a negative (signal) status."""
     if exitcode < 0:
-        import signal
-
         try:
             return f"killed by {signal.Signals(-exitcode).name}"
         except ValueError:

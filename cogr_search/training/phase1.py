@@ -36,6 +36,7 @@ from cogr_search.runs.steps import StepReport, check_resumed_config, run_steps
 from cogr_search.runs.run_dir import RunDir, atomic_write_json, read_json, weights_digest
 from cogr_search.ranks import Ranks, join
 from cogr_search.training.sft_targets import query_targets
+from cogr_search.training.sft import SFTExample, train_sft
 
 STEPS = (
     "split",
@@ -304,8 +305,6 @@ def _step_query_targets(ctx: _Context) -> dict:
 
 
 def _sft(ctx: _Context, side: str, examples: list) -> dict:
-    from cogr_search.training.sft import train_sft
-
     out = ctx.run.checkpoint_path(0, side)
     result = train_sft(Path(ctx.config.model), examples, out, ctx.config.sft, progress=ctx.progress, ranks=ctx.ranks,
                        log_path=ctx.run.train_log_path)
@@ -323,8 +322,6 @@ def _step_sft_query(ctx: _Context) -> dict:
 def _sft_examples(ctx: _Context, side: str) -> list:
     """One side's SFT examples: item prompts with the base model's keywords, or training
     query prompts with their pooled targets."""
-    from cogr_search.training.sft import SFTExample
-
     if side == "item":
         base = read_keyword_file(ctx.run.base_item_keywords_path)
         m = ctx.config.item_keywords

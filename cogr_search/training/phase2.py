@@ -53,6 +53,7 @@ from cogr_search.training.rewards import ItemMarginalReward, QueryF1Reward
 from cogr_search.ranks import Ranks, join
 from cogr_search.training.screening import screen_rows
 from cogr_search.runs.run_dir import RunDir, atomic_write_json, read_json, weights_digest
+from cogr_search.training.grpo import train_grpo
 
 Syncer = Callable[[RunDir, int], dict]
 """Publishes a finished round (`workflows.round_sync.run_round_syncer`): (run, round) -> what the sync did."""
@@ -233,7 +234,6 @@ def _capped(ids: list[str], limit: int | None, seed: int) -> list[str]:
 
 
 def _grpo(ctx: _Context, side: str, round_: int, rows: list[dict], reward, config: GRPOSideConfig) -> dict:  # noqa: ANN001
-    from cogr_search.training.grpo import train_grpo
 
     out = ctx.run.checkpoint_path(round_, side)
     start_model = ctx.run.checkpoint_path(round_ - 1, side)

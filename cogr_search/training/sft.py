@@ -81,13 +81,13 @@ def train_sft(
     if not examples:
         raise CogrError(f"SFT for {out_dir}: no training examples")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-    import torch
-    from datasets import Dataset as HFDataset
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-    from trl import SFTConfig as TrlSFTConfig
-    from trl import SFTTrainer
+    import torch  # heavy: torch, off the CLI's start
+    from datasets import Dataset as HFDataset  # heavy: datasets, pandas, off the CLI's start
+    from transformers import AutoModelForCausalLM, AutoTokenizer  # heavy: transformers, off the CLI's start
+    from trl import SFTConfig as TrlSFTConfig  # heavy: trl, off the CLI's start
+    from trl import SFTTrainer  # heavy: trl, off the CLI's start
 
-    from cogr_search.training.trainer_log import route_trainer_logs
+    from cogr_search.training.trainer_log import route_trainer_logs  # heavy: torch, transformers, off the CLI's start
 
     configure_torch_threads()
     work_dir = work_dir_for(out_dir)

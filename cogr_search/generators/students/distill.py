@@ -28,6 +28,9 @@ from cogr_search.keywords import keyword_set, term
 from cogr_search.progress import progress_bar
 from cogr_search.runs.keyword_files import read_keyword_file
 from cogr_search.runs.run_dir import RunDir, now_iso, read_json
+from cogr_search.metrics import f1
+from cogr_search.shadow.index import ItemIndex
+from cogr_search.shadow.query_view import QueryView
 
 
 def students_folder(run: RunDir, round_: int, refined: bool | None = None) -> Path:
@@ -67,9 +70,6 @@ def retrieval_objective(dataset, queries, item_keywords: dict[str, list[str]], k
     the round's item keywords: the cut a query student keeps is the one that retrieves
     best where the teacher's keywords will be served, not the one that copies the most
     keywords. Queries without a relevant item are skipped, as in training's metrics."""
-    from cogr_search.metrics import f1
-    from cogr_search.shadow.index import ItemIndex
-    from cogr_search.shadow.query_view import QueryView
 
     titles = {item_id: item.title for item_id, item in dataset.items.items()}
     index = ItemIndex.build(item_keywords, titles, k_max)
@@ -155,8 +155,6 @@ def keywords_for_catalog(run: RunDir, round_: int, labelled: dict[str, list[str]
 
     Returns the merged keywords, how many items the student wrote, and the student's tag
     (the provenance the synced documents carry: the version holds its keywords)."""
-    from cogr_search.generators.students.model import item_text
-
     students = open_students(run, round_, ("item",))
     student = students.sides["item"]
     dataset = load_dataset(Path(data) if data is not None else Path(run.config().data))

@@ -114,7 +114,7 @@ class Featurizer:
 
     def matrix(self, texts: Sequence[str]):  # noqa: ANN201 - scipy.sparse.csr_matrix
         """Rows of `vector` as a CSR matrix (for the batch trainers; scipy is imported here only)."""
-        from scipy.sparse import csr_matrix
+        from scipy.sparse import csr_matrix  # heavy: scipy, off the CLI's start
 
         indptr = [0]
         indices: list[int] = []

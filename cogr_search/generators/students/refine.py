@@ -39,6 +39,8 @@ from cogr_search.runs.keyword_files import read_keyword_file
 from cogr_search.runs.run_dir import RunDir, now_iso, read_json
 from cogr_search.shadow.index import ItemIndex
 from cogr_search.shadow.query_view import QueryView
+from cogr_search.generators.students.distill import _sha, distill_run, retrieval_objective, students_folder
+from cogr_search.generators.students.store import load_students, read_manifest
 
 DEFAULT_REFINE_ROUNDS = 2
 """Chosen on training queries only: on the sample catalog their F1 after refitting is
@@ -116,8 +118,6 @@ def refine_students(run: RunDir, round_: int, plain: Students, rounds: int = DEF
                     echo: Callable[[str], None] = print) -> Students:
     """Refine `plain` (the round's students) for `rounds` co-evolving rounds and save them
     beside it, in `round-<r>/students/v1-refined/`, which consumers then prefer."""
-    from cogr_search.generators.students.distill import retrieval_objective
-
     config = run.config()
     k_max = config.k_max
     dataset = load_dataset(Path(config.data), config.relevance_threshold)
@@ -233,8 +233,6 @@ def refine_run(run: RunDir, round_: int | None = None, rounds: int = DEFAULT_REF
                echo: Callable[[str], None] = print) -> tuple[Students, Students, dict]:
     """Plain students (reused when `v1/` was fitted to the round's current keyword files
     with the same model and seed, else distilled now), refined ones, and the held-out figures."""
-    from cogr_search.generators.students.distill import _sha, distill_run, students_folder
-    from cogr_search.generators.students.store import load_students, read_manifest
 
     if rounds < 1:
         raise CogrError(f"--refine-rounds {rounds}: expected at least 1")
