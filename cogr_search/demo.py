@@ -82,7 +82,6 @@ class DemoOptions:
     phase2_changes: Mapping[str, object] = field(default_factory=dict)
 
     def phase1(self, data: Path, model: Path) -> "Phase1Config":
-
         changes: dict[str, object] = {"data": str(data.resolve()), "model": str(model.resolve())}
         if self.sft_steps is not None:
             changes |= {"sft.max_steps": self.sft_steps, "sft.save_steps": max(10, self.sft_steps // 2)}
@@ -92,7 +91,6 @@ class DemoOptions:
         return Phase1Config.model_validate(doc)
 
     def phase2(self) -> "Phase2Config":
-
         changes: dict[str, object] = {}
         if self.rl_rounds is not None:
             changes["rounds"] = self.rl_rounds
@@ -137,7 +135,6 @@ class DemoResult:
 
 
 def _cluster(settings: Settings, echo: Echo):
-
     if settings.cluster_url:
         return connect(settings)
     info = local_node.start(settings.local_node_home, port=settings.local_port, heap=settings.local_heap)
@@ -146,7 +143,6 @@ def _cluster(settings: Settings, echo: Echo):
 
 
 def _phase1(options: DemoOptions, data: Path, cluster, echo: Echo):
-
     config = options.phase1(data, ensure_default_model())
     run = RunDir.create(options.run, options.runs_dir)
     current().barrier()  # the other training ranks wait here while rank 0 starts the node and ingests

@@ -25,7 +25,6 @@ from cogr_search.training.phase2 import item_side, open_context, query_side
 
 
 def _measure_side(ctx, side: str, config: GRPOSideConfig, out: Path, progress: bool) -> dict:  # noqa: ANN001
-
     # round 1 of the run: the query side against round 0's items, the item side against
     # round 0's query keywords (standing in for the ones round 1's query phase would write)
     rows, reward = query_side(ctx, 1) if side == "query" else item_side(ctx, 1, query_round=0)

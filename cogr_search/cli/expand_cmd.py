@@ -56,7 +56,6 @@ def expand(text: str | None, query_file: Path | None, out_file: Path | None, run
         raise InputError("expand --out: only with --file")
     queries = None
     if query_file is not None:
-
         queries = read_queries(query_file)
         if not queries:
             raise InputError(f"{query_file}: no queries")
@@ -81,7 +80,6 @@ def expand(text: str | None, query_file: Path | None, out_file: Path | None, run
 
 
 def _expand_file(expander: object, query_file: Path, queries: dict, out_file: Path, as_json: bool) -> None:
-
     started = time.perf_counter()
     ids = list(queries)
     keywords: list[list[str]] = []

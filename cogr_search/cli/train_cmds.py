@@ -144,7 +144,6 @@ def sft(data: Path, run_name: str, runs_dir: Path | None, model: str | None, pre
     ranks = join()
     source = None
     if config.query_context and ranks.is_main:
-
         source = run_context_source(config, connect(settings_from(opensearch_url=opensearch_url)), None)
     run = _run_dir(run_name, runs_dir, ranks)
     if as_json or not ranks.is_main:
@@ -268,7 +267,6 @@ def rl(run_name: str, runs_dir: Path | None, preset: str | None, config_flags: C
     ranks = join()
     syncer = None
     if sync_index:
-
         # rank 0 alone syncs; the other ranks need the step in their list, not a client
         syncer = (run_round_syncer(connect(settings_from(opensearch_url=opensearch_url)), sync_index)
                   if ranks.is_main else rank0_only)

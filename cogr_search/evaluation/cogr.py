@@ -69,7 +69,6 @@ def evaluate_cogr(
 
 
 def _opensearch_retriever(cluster, alias, query_keywords, texts, depth, batch_size, progress, k_max):
-
     reps = query_representations(query_keywords, texts, k_max)
     clauses = {qid: keyword_query(rep) for qid, rep in reps.items()}
     return keyword_retriever(cluster, alias, clauses, depth, batch_size, progress)

@@ -234,7 +234,6 @@ def _capped(ids: list[str], limit: int | None, seed: int) -> list[str]:
 
 
 def _grpo(ctx: _Context, side: str, round_: int, rows: list[dict], reward, config: GRPOSideConfig) -> dict:  # noqa: ANN001
-
     out = ctx.run.checkpoint_path(round_, side)
     start_model = ctx.run.checkpoint_path(round_ - 1, side)
     screening = {}
