@@ -10,9 +10,10 @@ engine (`resources/security/opensearch-roles.json` for the OpenSearch security p
   indices `<alias>--*` (versions and lease; `names.py`: no other alias's index matches);
 - ``cogr_reader_<alias>``: search and eval on them.
 
-Each role entry carries a `_why` (dropped from what is printed or applied): the command
-that needs the privilege, or why it is kept without a test that removes it
-(tests/test_role_scope.py removes each privilege and sees its command fail).
+tests/test_role_scope.py removes each privilege in turn and sees the command that needs it
+fail; a privilege kept without such a test would say why in its role's `_why` object
+(privilege -> reason; dropped from what is printed or applied), and that test checks that
+every privilege is one or the other.
 
 `cogr-search security roles --print|--apply --alias A` prints them or puts them into the
 cluster's security plugin, optionally with a user mapped to each (docs/security.md).
@@ -194,7 +195,7 @@ def permission_hint(reason: str, alias: str | None = None) -> str | None:
     if match is None:
         return None
     action, user = match.group(1), match.group(2)
-    kind = "reader" if action.startswith(("indices:data/read", "indices:admin/aliases/get")) else "writer"
+    kind = "reader" if action.startswith(("indices:data/read", "indices:admin/get")) else "writer"  # the reader's
     role = f"cogr_{kind}_{alias or '<alias>'}"
     granted = _GRANTED_BY_RE.search(reason)
     privileges = f" (the {granted.group(1)} privileges {granted.group(2)} grant it)" if granted else ""
