@@ -199,7 +199,9 @@ def diversity_bench(files: tuple[Path, ...], threshold: float, as_json: bool) ->
 @click.option("--model", default=None, help="Model folder (default: the converted SmolLM2-135M-Instruct).")
 @click.option("--data", type=click.Path(exists=True, file_okay=False, path_type=Path), default=None,
               help="Catalog whose items make the prompts (default: the sample catalog).")
-@click.option("--backend", type=click.Choice(["auto", "transformers", "vllm"]), default="transformers", show_default=True)
+@click.option("--backend", default="transformers", show_default=True,
+              help="auto, transformers or vllm; a comma list (transformers,vllm) measures the engines side by side "
+                   "on query and item prompts: completions/s per backend and side.")
 @click.option("--dtype", default="auto", show_default=True, help="auto (float32 on CPU), float32, bfloat16.")
 @click.option("--threads", type=int, default=None, help="torch CPU threads (default: COGR_TORCH_THREADS or torch's).")
 @click.option("--max-new-tokens", type=int, default=48, show_default=True)
@@ -208,12 +210,28 @@ def diversity_bench(files: tuple[Path, ...], threshold: float, as_json: bool) ->
               help="transformers backend: own decode loop, or transformers' generate (the starting point).")
 @click.option("--prefix-cache/--no-prefix-cache", default=True, show_default=True,
               help="transformers backend: prefill the prompts' shared head once.")
+@click.option("--prompts", type=click.IntRange(min=1), default=32, show_default=True,
+              help="With several backends: prompts per side.")
+@click.option("--batch-size", type=click.IntRange(min=1), default=32, show_default=True,
+              help="With several backends: prompts per batch (the keyword files' default).")
+@click.option("--rounds", type=click.IntRange(min=1), default=2, show_default=True,
+              help="With several backends: passes over the prompts, the engines taking turns.")
 @json_output
 def generate_bench(model: str | None, data: Path | None, backend: str, dtype: str, threads: int | None,
-                   max_new_tokens: int, random_init: bool, decoder: str, prefix_cache: bool, as_json: bool) -> None:
-    """Item-generator tokens/s and items/s at batch 1, 8 and 32; greedy vs sampled."""
+                   max_new_tokens: int, random_init: bool, decoder: str, prefix_cache: bool, prompts: int,
+                   batch_size: int, rounds: int, as_json: bool) -> None:
+    """Item-generator tokens/s and items/s at batch 1, 8 and 32; greedy vs sampled.
+
+    With --backend transformers,vllm: each engine's completions/s on query and item prompts."""
     from cogr_search.bench import generate
 
+    if "," in backend:
+        result = generate.compare(model, data, settings_from(), backends=generate.parse_backends(backend), dtype=dtype,
+                                  threads=threads, max_new_tokens=max_new_tokens, batch_size=batch_size,
+                                  prompts=prompts, rounds=rounds, random_init=random_init, decoder=decoder,
+                                  prefix_cache=prefix_cache)
+        _print(result, as_json)
+        return
     result = generate.run(model, data, settings_from(), backend=backend, dtype=dtype, threads=threads,
                           max_new_tokens=max_new_tokens, random_init=random_init, decoder=decoder,
                           prefix_cache=prefix_cache)
@@ -233,16 +251,22 @@ def generate_bench(model: str | None, data: Path | None, backend: str, dtype: st
               help="With --lora: adapters in the top N decoder blocks only (0: all).")
 @click.option("--precision", type=click.Choice(["auto", "bf16", "fp32"]), default="auto", show_default=True,
               help="Training arithmetic (auto: bf16 autocast on GPUs and CPUs with native bf16).")
+@click.option("--backend", default="auto", show_default=True,
+              help="Rollout engine: auto, transformers or vllm; a comma list (transformers,vllm) runs each side "
+                   "once per engine, back to back: one entry per backend and side.")
 @json_output
 def rl_bench(run_name: str, runs_dir: Path | None, steps: int, num_generations: int, prompts_per_step: int,
              max_completion_length: int, train_layers: int, lora: bool, lora_layers: int, precision: str,
-             as_json: bool) -> None:
+             backend: str, as_json: bool) -> None:
     """GRPO steps/s, completions/s and the rewards' share of step time, both sides."""
     import contextlib
     import sys
 
     from cogr_search.bench import rl
+    from cogr_search.bench.generate import parse_backends
     from cogr_search.runs.config import GRPOSideConfig
+
+    backends = parse_backends(backend)
 
     config = GRPOSideConfig(
         learning_rate=1e-5, num_generations=num_generations, prompts_per_step=prompts_per_step,
@@ -250,7 +274,7 @@ def rl_bench(run_name: str, runs_dir: Path | None, steps: int, num_generations: 
         lora_layers=lora_layers, precision=precision,
     )
     with contextlib.redirect_stdout(sys.stderr):
-        result = rl.run(run_name, runs_dir, steps, config, progress=progress_wanted(as_json))
+        result = rl.run(run_name, runs_dir, steps, config, progress=progress_wanted(as_json), backends=backends)
     _print(result, as_json)
 
 

@@ -141,8 +141,14 @@ def _show_library_notes() -> None:
 def _apply_process_settings() -> None:
     """Settings that hold for the whole process (torch's thread count), made once here so
     that library code never reads the environment. A broken environment is left to the
-    command that reads the broken field, which names it."""
+    command that reads the broken field, which names it. vLLM logs to stdout unless told
+    otherwise; stdout is the commands' output (`--json`: exactly one object), so its lines
+    go to stderr (before vLLM is first imported; a value the user set wins)."""
+    import os
+
     import pydantic
+
+    os.environ.setdefault("VLLM_LOGGING_STREAM", "ext://sys.stderr")
 
     from cogr_search.generators.threads import request_threads
     from cogr_search.settings import load_settings
