@@ -33,7 +33,9 @@ def describe_failure(err: BaseException) -> str | None:
         return describe_error(err)
     if type(err).__name__ == "ValidationError" and type(err).__module__.startswith("pydantic"):
         first = err.errors()[0] if err.errors() else {}
-        field = ".".join(str(part) for part in first.get("loc", ())) or "?"
+        field = ".".join(str(part) for part in first.get("loc", ()))
+        if not field:  # a whole-model check, e.g. a library's own config (vLLM's ModelConfig): name the model
+            return f"{getattr(err, 'title', 'settings')}: {first.get('msg', err)}"
         return f"setting {_setting_name(field)}: {first.get('msg', err)}"
     if isinstance(err, UnicodeDecodeError):
         return f"input is not valid UTF-8 (byte {err.object[err.start]:#04x} at offset {err.start}); convert it to UTF-8"
