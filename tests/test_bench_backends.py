@@ -109,3 +109,9 @@ def test_bench_rl_measures_both_rollout_engines_on_both_sides(small_model: Path,
             assert entry["weight_sync_s"] > 0 and entry["repack_s"] > 0
         else:
             assert entry["weight_sync_s"] is None and entry["repack_s"] is None
+    # one backend: the same entries, and the flat figures of the form before the comparison
+    one = _bench("rl", "--run", "bench", "--runs-dir", runs, "--steps", "2", "--num-generations", "2",
+                 "--max-completion-length", "8", "--backend", "transformers")
+    assert [(entry["backend"], entry["side"]) for entry in one["results"]] == [("transformers", "query"),
+                                                                           ("transformers", "item")]
+    assert one["query_grpo_step_s"] == one["results"][0]["grpo_step_s"] and "vllm_over_transformers_query" not in one
