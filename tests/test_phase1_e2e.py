@@ -95,6 +95,9 @@ def test_phase1_resumes_and_writes_keyword_files(tmp_path: Path, monkeypatch: py
     assert expanded.exit_code == 0, expanded.output
     payload = json.loads(expanded.stdout)
     assert payload["round"] == 0 and payload["keywords"]
+    from cogr_search.generators.backend_choice import resolve_backend
+
+    assert payload["backend"] == resolve_backend("auto")  # the engine by name (the suite's COGR_BACKEND)
     assert len(payload["keywords"]) <= 30
     lines = _invoke(["expand", "oak dining table", "--run", "e2e"], runs)
     assert lines.exit_code == 0

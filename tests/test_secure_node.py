@@ -295,7 +295,7 @@ def test_a_readers_writes_are_refused_in_one_line_and_change_nothing(role_users:
     before = _cluster_state(role_users)
     for args in (["sync", "--index", ALIAS, "--item-keywords", str(keywords)],
                  ["ingest", str(sample_catalog_path()), "--index", ALIAS],
-                 ["index", "create", "--index", f"{ALIAS}-new"]):
+                 ["index", "create", "--index", ALIAS]):
         refused = _cli(*args, env=reader)
         lines = refused.stderr.strip().splitlines()
         assert refused.returncode == 1 and len(lines) == 1, (args, refused.stderr)

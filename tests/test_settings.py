@@ -120,3 +120,27 @@ def test_resolve_url_finds_a_local_node_of_either_engine(tmp_path: Path) -> None
     (tmp_path / "opensearch" / "node.json").write_text(json.dumps({**record, "port": 9200, "url": "http://127.0.0.1:9200"}))
     assert resolve_url(settings) == "http://127.0.0.1:9200"
     assert resolve_url(load_settings(home=tmp_path, opensearch_url="http://db:9200/")) == "http://db:9200"
+
+
+def test_a_whole_model_validation_error_names_the_model_not_a_setting() -> None:
+    """A pydantic error with no field (a library's own config check, e.g. vLLM's ModelConfig
+    refusing max_model_len) is not one of ours: the CLI's line names the model, not
+    `setting '?' (flag or COGR_?)`; a field's error still names the setting."""
+    import pydantic
+    import pytest
+
+    from cogr_search.cli.main import describe_failure
+
+    class ModelConfig(pydantic.BaseModel):
+        max_model_len: int = 2048
+
+        @pydantic.model_validator(mode="after")
+        def check(self):  # noqa: ANN202
+            raise ValueError("max_model_len (2048) is greater than the derived max_model_len")
+
+    with pytest.raises(pydantic.ValidationError) as whole:
+        ModelConfig()
+    assert describe_failure(whole.value).startswith("ModelConfig: Value error, max_model_len (2048)")
+    with pytest.raises(pydantic.ValidationError) as field:
+        ModelConfig(max_model_len="many")
+    assert describe_failure(field.value).startswith("setting 'max_model_len' (flag or COGR_MAX_MODEL_LEN)")

@@ -73,7 +73,8 @@ def expand(text: str | None, query_file: Path | None, out_file: Path | None, run
         chosen.close()
     if as_json:
         emit_json({"query": text, "keywords": keywords, "run": run.name, "round": chosen.round,
-                   "expander": chosen.kind, "model": chosen.model, "sampling": sampling, "seed": seed})
+                   "expander": chosen.kind, "model": chosen.model, "sampling": sampling, "seed": seed,
+                   "backend": getattr(chosen, "backend", None)})  # the LLM's engine; None for students
         return
     for keyword in keywords:
         click.echo(keyword)
@@ -93,7 +94,7 @@ def _expand_file(expander: object, query_file: Path, queries: dict, out_file: Pa
     seconds = time.perf_counter() - started
     summary = {"file": str(query_file), "out": str(out_file), "queries": rows, "seconds": round(seconds, 3),
                "run": expander.run, "round": expander.round, "expander": expander.kind,  # type: ignore[attr-defined]
-               "model": expander.model}  # type: ignore[attr-defined]
+               "model": expander.model, "backend": getattr(expander, "backend", None)}  # type: ignore[attr-defined]
     if as_json:
         emit_json(summary)
     else:

@@ -21,13 +21,6 @@ import click
 
 from cogr_search import __version__
 from cogr_search.errors import CogrError
-import pydantic
-from cogr_search.cluster.client import describe_error
-from cogr_search.settings import Settings, load_settings
-from cogr_search.known_warnings import filter_known_warnings
-from cogr_search.progress import quiet_library_bars
-from cogr_search.generators.threads import request_threads
-from cogr_search.cli import bench_cmds, data_cmd, demo_cmd, eval_cmd, expand_cmd, index_cmds, ingest_cmd, model_cmd, node_cmds, reproduce_cmd, search_cmd, security_cmds, serve_cmd, sync_cmd, train_cmds
 
 
 def describe_failure(err: BaseException) -> str | None:
@@ -35,10 +28,14 @@ def describe_failure(err: BaseException) -> str | None:
     if isinstance(err, CogrError):
         return str(err)
     if type(err).__module__.split(".")[0] in ("opensearchpy", "elasticsearch", "elastic_transport"):
+        from cogr_search.cluster.client import describe_error
+
         return describe_error(err)
     if type(err).__name__ == "ValidationError" and type(err).__module__.startswith("pydantic"):
         first = err.errors()[0] if err.errors() else {}
-        field = ".".join(str(part) for part in first.get("loc", ())) or "?"
+        field = ".".join(str(part) for part in first.get("loc", ()))
+        if not field:  # a whole-model check, e.g. a library's own config (vLLM's ModelConfig): name the model
+            return f"{getattr(err, 'title', 'settings')}: {first.get('msg', err)}"
         return f"setting {_setting_name(field)}: {first.get('msg', err)}"
     if isinstance(err, UnicodeDecodeError):
         return f"input is not valid UTF-8 (byte {err.object[err.start]:#04x} at offset {err.start}); convert it to UTF-8"
@@ -52,6 +49,8 @@ def describe_failure(err: BaseException) -> str | None:
 def _setting_name(loc: str) -> str:
     """`'cluster_retries' (flag, COGR_CLUSTER_RETRIES or COGR_OPENSEARCH_RETRIES)` for a
     settings field or one of its variable names."""
+    from cogr_search.settings import Settings
+
     for name, info in Settings.model_fields.items():
         aliases = list(getattr(info.validation_alias, "choices", []) or [])
         if loc == name or loc in aliases:
@@ -62,6 +61,8 @@ def _setting_name(loc: str) -> str:
 
 def _debug() -> bool:
     """`COGR_DEBUG`, read through the settings; a broken environment means no."""
+    from cogr_search.settings import load_settings
+
     try:
         return load_settings().debug
     except Exception:
@@ -110,6 +111,8 @@ class CogrGroup(click.Group):
 @click.version_option(__version__, prog_name="cogr-search")
 def cli() -> None:
     """Co-evolving generative keyword retrieval (CoGR) for OpenSearch."""
+    from cogr_search.known_warnings import filter_known_warnings
+    from cogr_search.progress import quiet_library_bars
 
     filter_known_warnings()
     quiet_library_bars()
@@ -140,7 +143,17 @@ def _show_library_notes() -> None:
 def _apply_process_settings() -> None:
     """Settings that hold for the whole process (torch's thread count), made once here so
     that library code never reads the environment. A broken environment is left to the
-    command that reads the broken field, which names it."""
+    command that reads the broken field, which names it. vLLM logs to stdout unless told
+    otherwise; stdout is the commands' output (`--json`: exactly one object), so its lines
+    go to stderr (before vLLM is first imported; a value the user set wins)."""
+    import os
+
+    import pydantic
+
+    os.environ.setdefault("VLLM_LOGGING_STREAM", "ext://sys.stderr")
+
+    from cogr_search.generators.threads import request_threads
+    from cogr_search.settings import load_settings
 
     try:
         request_threads(load_settings().torch_threads)
@@ -150,6 +163,23 @@ def _apply_process_settings() -> None:
 
 def _register() -> None:
     # Imported here so that `cli` is the only name the entry point needs.
+    from cogr_search.cli import (
+        bench_cmds,
+        data_cmd,
+        demo_cmd,
+        eval_cmd,
+        expand_cmd,
+        index_cmds,
+        ingest_cmd,
+        model_cmd,
+        node_cmds,
+        reproduce_cmd,
+        search_cmd,
+        security_cmds,
+        serve_cmd,
+        sync_cmd,
+        train_cmds,
+    )
 
     for command in (
         node_cmds.opensearch,

@@ -26,7 +26,7 @@ def permission_hint(reason: str, alias: str | None = None) -> str | None:
     if match is None:
         return None
     action, user = match.group(1), match.group(2)
-    kind = "reader" if action.startswith(("indices:data/read", "indices:admin/aliases/get")) else "writer"
+    kind = "reader" if action.startswith(("indices:data/read", "indices:admin/get")) else "writer"  # the reader's
     role = f"cogr_{kind}_{alias or '<alias>'}"
     granted = _GRANTED_BY_RE.search(reason)
     privileges = f" (the {granted.group(1)} privileges {granted.group(2)} grant it)" if granted else ""

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib.util
 from pathlib import Path
+from typing import Literal
 
 from cogr_search.errors import CogrError, InputError
 from cogr_search.generators.backend import GeneratorBackend, gpu_available
@@ -15,6 +16,9 @@ from cogr_search.generators.cpu import cpu_flag
 from cogr_search.generators.hf_backend import HFBackend
 from cogr_search.generators.vllm_backend import VLLMBackend
 from cogr_search.settings import load_settings
+
+Job = Literal["generate", "rollouts"]
+"""What the engine is for: keyword files (and expansion), or GRPO's rollouts."""
 
 
 def vllm_unavailable_reason() -> str | None:
@@ -27,29 +31,32 @@ def vllm_unavailable_reason() -> str | None:
     return None
 
 
-def vllm_is_faster_here() -> bool:
-    """Whether `auto` should pick vLLM: on a GPU always; on CPU where vLLM's CPU build was
-    measured faster than the transformers backend (AVX-512 machines, benchmarks/generate.md:
-    continuous batching and oneDNN kernels). Unmeasured CPUs (AVX2 only) keep transformers."""
+def vllm_is_faster_here(job: Job = "generate") -> bool:
+    """Whether `auto` should pick vLLM for ``job``: on a GPU always; on a CPU only where vLLM's
+    CPU build was measured faster than the transformers backend for that job. On a 2-core
+    AVX-512 CPU its GRPO rollouts were 2.8x (query) and 4.1x (item) faster (benchmarks/rl.md),
+    but its keyword files 0.7x as fast (benchmarks/generate.md: the sampler sorts the whole
+    vocabulary per row and step), so there `auto` takes vLLM for rollouts and transformers for
+    keyword files. Unmeasured CPUs (AVX2 only) keep transformers for both."""
     if vllm_unavailable_reason() is not None:
         return False
     if gpu_available():
         return True
-    return cpu_flag("avx512f")
+    return job == "rollouts" and cpu_flag("avx512f")
 
 
 BACKENDS = ("auto", "transformers", "vllm")
 
 
-def resolve_backend(kind: str = "auto") -> str:
+def resolve_backend(kind: str = "auto", job: Job = "generate") -> str:
     """`transformers` or `vllm` for a `--backend` value: `auto` reads `COGR_BACKEND`, then
-    picks vLLM where it is installed and measured faster (`vllm_is_faster_here`)."""
+    picks vLLM where it is installed and measured faster for ``job`` (`vllm_is_faster_here`)."""
     if kind == "auto":
         kind = load_settings().backend  # COGR_BACKEND, "auto" unless set
     if kind not in BACKENDS:
         raise InputError(f"--backend {kind}: choose one of {', '.join(BACKENDS)}")
     if kind == "auto":
-        kind = "vllm" if vllm_is_faster_here() else "transformers"
+        kind = "vllm" if vllm_is_faster_here(job) else "transformers"
     if kind == "vllm":
         reason = vllm_unavailable_reason()
         if reason is not None:

@@ -86,6 +86,8 @@ class RunExpander:
             for side in sides
         }
         self._lock = threading.Lock()
+        # the engine that generates (`transformers` or `vllm`: `auto` resolved), for the output to name
+        self.backend = next(iter(self._generators.values())).backend.name if self._generators else None
 
     kind = "llm"
 

@@ -107,7 +107,7 @@ def train_grpo(
 
     configure_torch_threads()
     on_gpu = torch.cuda.is_available()
-    vllm = resolve_backend(backend) == "vllm" if use_vllm is None else use_vllm
+    vllm = resolve_backend(backend, job="rollouts") == "vllm" if use_vllm is None else use_vllm
     if vllm and not on_gpu:
         prepare_cpu_rollouts()
     work_dir = work_dir_for(out_dir)

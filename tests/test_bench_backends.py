@@ -1,0 +1,117 @@
+"""`bench generate` and `bench rl` with `--backend transformers,vllm`: both engines in one
+run, one entry per backend and side with the figures the comparison reads. Output shape
+only, on a small random model (vLLM's CPU attention needs a head size of 32 or more, so not
+the suite's `tiny_model`); speed is never asserted."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from cogr_search.cli.main import cli
+from cogr_search.data import sample_catalog_path
+from cogr_search.generators.backend_choice import vllm_unavailable_reason
+
+REASON = vllm_unavailable_reason()
+
+
+@pytest.fixture(autouse=True)
+def vllm_installed() -> None:
+    if REASON is not None:
+        pytest.fail(f"vLLM is part of the set-up (make setup) but cannot run: {REASON}")
+
+
+@pytest.fixture(scope="module")
+def small_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """2 blocks of width 128 (head size 64) with the CPU model's tokenizer and chat template."""
+    import torch
+    from transformers import AutoTokenizer, LlamaConfig, LlamaForCausalLM
+
+    from cogr_search.generators.model_cache import ensure_default_model
+
+    folder = tmp_path_factory.mktemp("small-model")
+    tokenizer = AutoTokenizer.from_pretrained(str(ensure_default_model()))
+    torch.manual_seed(0)
+    config = LlamaConfig(vocab_size=len(tokenizer), hidden_size=128, intermediate_size=256, num_hidden_layers=2,
+                         num_attention_heads=2, num_key_value_heads=2, max_position_embeddings=2048,
+                         tie_word_embeddings=True)
+    LlamaForCausalLM(config).save_pretrained(str(folder))
+    tokenizer.save_pretrained(str(folder))
+    return folder
+
+
+def _invoke(args: list[str]):  # noqa: ANN202 - click Result
+    return CliRunner().invoke(cli, args, catch_exceptions=True)
+
+
+def _bench(*args: str) -> dict:
+    """One `cogr-search bench` command in its own process (an in-process vLLM engine needs a
+    real stdout, which click's CliRunner replaces), its --json object."""
+    env = {**os.environ, "COGR_TORCH_THREADS": "1"}
+    done = subprocess.run([sys.executable, "-m", "cogr_search.cli", "bench", *args, "--json"], capture_output=True,
+                          text=True, env=env, timeout=1200, check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout)
+
+
+def _check_entries(figures: dict) -> None:
+    pairs = [(entry["backend"], entry["side"]) for entry in figures["results"]]
+    assert sorted(pairs) == sorted((b, s) for b in ("transformers", "vllm") for s in ("query", "item"))
+    by = {(entry["backend"], entry["side"]): entry for entry in figures["results"]}
+    for side in ("query", "item"):
+        ratio = by[("vllm", side)]["completions_per_s"] / by[("transformers", side)]["completions_per_s"]
+        assert figures[f"vllm_over_transformers_{side}"] == pytest.approx(ratio, rel=0.01)
+
+
+def test_bench_generate_measures_both_engines_on_both_sides(small_model: Path) -> None:
+    figures = _bench("generate", "--model", str(small_model), "--backend", "transformers,vllm", "--prompts", "3",
+                     "--batch-size", "2", "--rounds", "1", "--max-new-tokens", "8")
+    assert figures["backends"] == ["transformers", "vllm"] and figures["prompts_per_side"] == 3
+    _check_entries(figures)
+    for entry in figures["results"]:
+        assert entry["completions"] == 3 and entry["completions_per_s"] > 0
+        assert entry["completions_per_s"] == pytest.approx(3 / entry["seconds"], rel=0.05)
+        assert 0 < entry["tokens_per_completion"] <= 8
+
+
+def test_bench_backend_lists_name_each_engine_once() -> None:
+    result = _invoke(["bench", "generate", "--backend", "transformers,transformers", "--json"])
+    assert result.exit_code != 0 and "named twice" in result.output
+
+
+def test_bench_rl_measures_both_rollout_engines_on_both_sides(small_model: Path, tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COGR_TORCH_THREADS", "1")
+    runs = str(tmp_path / "runs")
+    sft = _invoke(["train", "sft", "--data", str(sample_catalog_path()), "--run", "bench", "--runs-dir", runs,
+                   "--model", str(small_model), "--max-items", "8", "--max-queries", "8", "--max-steps", "1",
+                   "--batch-size", "4", "--item-keywords", "6", "--top-n", "6", "--max-length", "128",
+                   "--gen-batch-size", "8", "--max-new-tokens", "16", "--backend", "transformers", "--quiet"])
+    assert sft.exit_code == 0, sft.output
+    figures = _bench("rl", "--run", "bench", "--runs-dir", runs, "--steps", "2", "--num-generations", "2",
+                     "--max-completion-length", "8", "--backend", "transformers,vllm")
+    assert figures["backends"] == ["transformers", "vllm"]
+    assert "query_grpo_step_s" not in figures  # the flat form is for one backend only
+    _check_entries(figures)
+    for entry in figures["results"]:
+        assert entry["used_vllm"] is (entry["backend"] == "vllm")
+        assert entry["steps_measured"] == 1 and entry["grpo_step_s"] > 0
+        # 2 prompts x 2 completions a step
+        assert entry["completions_per_s"] == pytest.approx(4 / entry["grpo_step_s"], rel=0.01)
+        assert 0 < entry["rollout_s"] and 0 < entry["rollout_time_share"]
+        if entry["backend"] == "vllm":  # trl's sync and the CPU engine's repack, timed apart
+            assert entry["weight_sync_s"] > 0 and entry["repack_s"] > 0
+        else:
+            assert entry["weight_sync_s"] is None and entry["repack_s"] is None
+    # one backend: the same entries, and the flat figures of the form before the comparison
+    one = _bench("rl", "--run", "bench", "--runs-dir", runs, "--steps", "2", "--num-generations", "2",
+                 "--max-completion-length", "8", "--backend", "transformers")
+    assert [(entry["backend"], entry["side"]) for entry in one["results"]] == [("transformers", "query"),
+                                                                           ("transformers", "item")]
+    assert one["query_grpo_step_s"] == one["results"][0]["grpo_step_s"] and "vllm_over_transformers_query" not in one
