@@ -26,6 +26,8 @@ from cogr_search.generators.backend import EVAL, GREEDY, GeneratorBackend, Sampl
 from cogr_search.generators.backend_choice import load_backend, resolve_backend
 from cogr_search.generators.prompts import load_prompts
 from cogr_search.settings import Settings
+from cogr_search.generators.model_cache import resolve_model
+from cogr_search.errors import InputError
 
 BATCH_SIZES = (1, 8, 32)
 
@@ -70,8 +72,6 @@ def run(
     prefix_cache: bool = True,
 ) -> dict:
     """Measure and return one flat dict of figures and the settings that produced them."""
-    from cogr_search.generators.model_cache import resolve_model
-
     folder = resolve_model(model, settings)
     with tempfile.TemporaryDirectory(prefix="cogr-bench-model-") as scratch:
         if random_init:
@@ -97,8 +97,6 @@ def _engine_options(backend: str, dtype: str, threads: int | None, decoder: str,
 def parse_backends(text: str) -> list[str]:
     """`transformers,vllm` -> the engines, `auto` resolved (`resolve_backend`); an engine
     named twice (also through `auto`) is refused."""
-    from cogr_search.errors import InputError
-
     names = [name.strip() for name in text.split(",") if name.strip()]
     if not names:
         raise InputError("--backend: name at least one of auto, transformers, vllm")
@@ -144,8 +142,6 @@ def compare(
     """Completions/s of each engine on each side, the engines loaded side by side and taking
     turns (round by round, side by side) on the same prompts, so that a change in the
     machine's load falls on all of them alike. Sampled with the eval preset (seed `seed`)."""
-    from cogr_search.generators.model_cache import resolve_model
-
     folder = resolve_model(model, settings)
     conversations = side_conversations(data, prompts)
     sampled = EVAL.with_(max_new_tokens=max_new_tokens, seed=seed)
@@ -263,8 +259,8 @@ def _mean_prompt_tokens(engine: GeneratorBackend, conversations: Sequence) -> fl
 def random_model_like(folder: Path, out: Path) -> Path:
     """A randomly initialised model with `folder`'s architecture and tokenizer: a clean
     throughput subject (it never emits its end token, so every row runs to the cap)."""
-    import torch
-    from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
+    import torch  # heavy: torch, off the CLI's start
+    from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer  # heavy: transformers, off the CLI's start
 
     torch.manual_seed(0)
     config = AutoConfig.from_pretrained(str(folder))

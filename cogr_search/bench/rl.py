@@ -29,20 +29,25 @@ from cogr_search.runs.config import GRPOSideConfig, Phase2Config
 from cogr_search.progress import progress_bar
 from cogr_search.runs.run_dir import RunDir
 from cogr_search.training.checkpoints import bf16_training
+import os
+from cogr_search.training import vllm_rollouts
+from cogr_search.training.grpo import train_grpo
+from cogr_search.training.phase2 import item_side, open_context, query_side
+from cogr_search.bench.generate import speedups
+from cogr_search.generators.backend_choice import resolve_backend
 
 
 @contextlib.contextmanager
 def phase_timers() -> Iterator[dict[str, list[float]]]:
     """Seconds of each call of trl's rollout (`GRPOTrainer._generate`), of its weight sync
     into a colocated vLLM engine and of the CPU engine's repack, while the block runs."""
-    from trl import GRPOTrainer
+    from trl import GRPOTrainer  # heavy: trl, off the CLI's start
 
-    from cogr_search.training import vllm_rollouts
 
     marks: dict[str, list[float]] = {"rollout": [], "weight_sync": [], "repack": []}
     targets: list[tuple[object, str, str]] = [(GRPOTrainer, "_generate", "rollout"), (vllm_rollouts, "repack", "repack")]
     with contextlib.suppress(ImportError):  # trl's vLLM module imports vllm
-        from trl.generation.vllm_generation import VLLMGeneration
+        from trl.generation.vllm_generation import VLLMGeneration  # heavy: torch, transformers, off the CLI's start
 
         targets.append((VLLMGeneration, "sync_weights", "weight_sync"))
     saved = [(owner, name, getattr(owner, name)) for owner, name, _ in targets]
@@ -73,8 +78,6 @@ def _median_after_first(values: list[float]) -> float | None:
 
 def _measure_side(ctx, side: str, config: GRPOSideConfig, out: Path, progress: bool,  # noqa: ANN001
                   backend: str = "auto") -> dict:
-    from cogr_search.training.grpo import train_grpo
-    from cogr_search.training.phase2 import item_side, query_side
 
     # round 1 of the run: the query side against round 0's items, the item side against
     # round 0's query keywords (standing in for the ones round 1's query phase would write)
@@ -122,11 +125,6 @@ def run(run_name: str, runs_dir: Path | None, steps: int, config: GRPOSideConfig
     with each rollout engine of `backends` in turn (`resolve_backend`), one entry per
     backend and side in `results`. With one backend the figures also appear flat
     (`query_grpo_step_s`, ...), as before the side-by-side form."""
-    import os
-
-    from cogr_search.bench.generate import speedups
-    from cogr_search.generators.backend_choice import resolve_backend
-    from cogr_search.training.phase2 import open_context
 
     run_dir = RunDir.open(run_name, runs_dir)
     run_dir.require_round(0)

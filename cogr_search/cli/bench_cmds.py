@@ -14,6 +14,13 @@ from cogr_search.cli.config_flags import ConfigFlags, config_flags, flag
 from cogr_search.cli.options import emit_json, json_output, opensearch_url, runs_dir, settings_from
 from cogr_search.progress import progress_wanted
 from cogr_search.cluster.sync_config import SyncConfig
+import contextlib
+import sys
+from cogr_search.bench import expand, generate, ingest, keyword_diversity, node, reward_scale, rewards, rl, search, sft, sync
+from cogr_search import localnode
+from cogr_search.bench.generate import parse_backends
+from cogr_search.runs.config import GRPOSideConfig
+from cogr_search.connect import connect
 
 
 @click.group()
@@ -39,8 +46,6 @@ max_items_option = click.option("--max-items", type=int, default=None, help="Use
 def ingest_bench(data: Path, port: int | None, heap: str, max_items: int | None, urls: tuple[str, ...],
                  as_json: bool) -> None:
     """Start a fresh local node (or use --cluster-url ones) and compare the bulk loop with raw _bulk on DATA's items."""
-    from cogr_search.bench import ingest
-
     result = ingest.run(data, settings_from(), port=port, heap=heap, max_items=max_items, urls=urls)
     _print(result, as_json)
 
@@ -55,8 +60,6 @@ def ingest_bench(data: Path, port: int | None, heap: str, max_items: int | None,
 @json_output
 def node_bench(engine: str, line: str | None, nodes: int, repeat: int, heap: str, as_json: bool) -> None:
     """Start and stop a fresh local node (or cluster) REPEAT times: seconds to yellow, and to stopped."""
-    from cogr_search import localnode
-    from cogr_search.bench import node
 
     launcher = localnode.engine_line(engine, line) if line else localnode.ENGINES[engine]
     localnode.ensure_built(engine=launcher)
@@ -86,8 +89,6 @@ def sync_bench(data: Path, port: int | None, heap: str, max_items: int | None, c
     """Sync DATA's catalog on a fresh node while an app writes: sync_s, freeze_s, and raw _bulk for scale.
 
     Items the writer adds get their title keyword (--missing title-only)."""
-    from cogr_search.bench import sync
-
     result = sync.run(data, settings_from(), port=port, heap=heap, max_items=max_items,
                       config=config_flags.build(missing="title-only"), n_copies=copies, write_rate=write_rate, raw=raw,
                       nodes=nodes, warm_up_rounds=warm_up_rounds)
@@ -111,8 +112,6 @@ def expand_bench(run_name: str, round_: int | None, runs_dir: Path | None, split
                  llm_samples: int, catalog: Path | None, as_json: bool) -> None:
     """Student speed (one query, one thread; whole catalog), the LLM's cold expansion on the
     same queries, and fidelity: held-out F1 with student / with teacher query keywords."""
-    from cogr_search.bench import expand
-
     _print(expand.run(run_name, round_, runs_dir=runs_dir, split=split, repeats=repeats, llm_samples=llm_samples,
                       catalog=catalog, progress=progress_wanted(as_json)), as_json)
 
@@ -153,8 +152,6 @@ def _print(result: dict, as_json: bool) -> None:
 def rewards_bench(data: Path, group: int, groups: int, naive_samples: int, passes: int, seed: int, scale: bool,
                   scale_items: str, vocabulary: str, max_rss_gib: float, as_json: bool) -> None:
     """Build the shadow index over DATA (n-gram keywords, no model) and time CoGR rewards."""
-    from cogr_search.bench import reward_scale, rewards
-
     if scale:
         result = reward_scale.run(data, sizes=_item_counts(scale_items), vocabulary=vocabulary, group=group,
                                   groups=groups, passes=passes, seed=seed, max_rss_gib=max_rss_gib)
@@ -190,8 +187,6 @@ def _item_counts(text: str) -> list[int]:
 @json_output
 def diversity_bench(files: tuple[Path, ...], threshold: float, as_json: bool) -> None:
     """Paraphrase share and Vendi diversity of keyword FILES, on the ids they all hold (MiniLM)."""
-    from cogr_search.bench import keyword_diversity
-
     _print(keyword_diversity.run(list(files), threshold), as_json)
 
 
@@ -223,8 +218,6 @@ def generate_bench(model: str | None, data: Path | None, backend: str, dtype: st
     """Item-generator tokens/s and items/s at batch 1, 8 and 32; greedy vs sampled.
 
     With --backend transformers,vllm: each engine's completions/s on query and item prompts."""
-    from cogr_search.bench import generate
-
     if "," in backend:
         result = generate.compare(model, data, settings_from(), backends=generate.parse_backends(backend), dtype=dtype,
                                   threads=threads, max_new_tokens=max_new_tokens, batch_size=batch_size,
@@ -259,12 +252,7 @@ def rl_bench(run_name: str, runs_dir: Path | None, steps: int, num_generations: 
              max_completion_length: int, train_layers: int, lora: bool, lora_layers: int, precision: str,
              backend: str, as_json: bool) -> None:
     """GRPO steps/s, completions/s and the rewards' share of step time, both sides."""
-    import contextlib
-    import sys
 
-    from cogr_search.bench import rl
-    from cogr_search.bench.generate import parse_backends
-    from cogr_search.runs.config import GRPOSideConfig
 
     backends = parse_backends(backend)
 
@@ -289,10 +277,7 @@ def rl_bench(run_name: str, runs_dir: Path | None, steps: int, num_generations: 
 @json_output
 def sft_bench(run_name: str, runs_dir: Path | None, side: str, steps: int, precisions: str, as_json: bool) -> None:
     """SFT step seconds per precision pass, with the run's own examples and SFT settings."""
-    import contextlib
-    import sys
 
-    from cogr_search.bench import sft
 
     chosen = [p.strip() for p in precisions.split(",") if p.strip()]
     unknown = sorted(set(chosen) - {"auto", "bf16", "fp32"})
@@ -326,8 +311,6 @@ def search_bench(alias: str, run_name: str, round_: int | None, runs_dir: Path |
                  max_queries: int, passes: int, field: str, pipeline: str, cold_samples: int, clients: int,
                  requests: int, opensearch_url: str | None, as_json: bool) -> None:
     """BM25 vs expanded vs pipeline latencies on --index, and the service's cold and cached paths."""
-    from cogr_search.bench import search
-    from cogr_search.connect import connect
 
     cluster = connect(settings_from(opensearch_url=opensearch_url))
     result = search.run(cluster, alias, run_name, round_, runs_dir=runs_dir, data=data, max_queries=max_queries,

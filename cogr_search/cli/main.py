@@ -21,6 +21,14 @@ import click
 
 from cogr_search import __version__
 from cogr_search.errors import CogrError
+import os
+import pydantic
+from cogr_search.cluster.client import describe_error
+from cogr_search.settings import Settings, load_settings
+from cogr_search.known_warnings import filter_known_warnings
+from cogr_search.progress import quiet_library_bars
+from cogr_search.generators.threads import request_threads
+from cogr_search.cli import bench_cmds, data_cmd, demo_cmd, eval_cmd, expand_cmd, index_cmds, ingest_cmd, model_cmd, node_cmds, reproduce_cmd, search_cmd, security_cmds, serve_cmd, sync_cmd, train_cmds
 
 
 def describe_failure(err: BaseException) -> str | None:
@@ -28,8 +36,6 @@ def describe_failure(err: BaseException) -> str | None:
     if isinstance(err, CogrError):
         return str(err)
     if type(err).__module__.split(".")[0] in ("opensearchpy", "elasticsearch", "elastic_transport"):
-        from cogr_search.cluster.client import describe_error
-
         return describe_error(err)
     if type(err).__name__ == "ValidationError" and type(err).__module__.startswith("pydantic"):
         first = err.errors()[0] if err.errors() else {}
@@ -49,8 +55,6 @@ def describe_failure(err: BaseException) -> str | None:
 def _setting_name(loc: str) -> str:
     """`'cluster_retries' (flag, COGR_CLUSTER_RETRIES or COGR_OPENSEARCH_RETRIES)` for a
     settings field or one of its variable names."""
-    from cogr_search.settings import Settings
-
     for name, info in Settings.model_fields.items():
         aliases = list(getattr(info.validation_alias, "choices", []) or [])
         if loc == name or loc in aliases:
@@ -61,8 +65,6 @@ def _setting_name(loc: str) -> str:
 
 def _debug() -> bool:
     """`COGR_DEBUG`, read through the settings; a broken environment means no."""
-    from cogr_search.settings import load_settings
-
     try:
         return load_settings().debug
     except Exception:
@@ -111,8 +113,6 @@ class CogrGroup(click.Group):
 @click.version_option(__version__, prog_name="cogr-search")
 def cli() -> None:
     """Co-evolving generative keyword retrieval (CoGR) for OpenSearch."""
-    from cogr_search.known_warnings import filter_known_warnings
-    from cogr_search.progress import quiet_library_bars
 
     filter_known_warnings()
     quiet_library_bars()
@@ -146,14 +146,9 @@ def _apply_process_settings() -> None:
     command that reads the broken field, which names it. vLLM logs to stdout unless told
     otherwise; stdout is the commands' output (`--json`: exactly one object), so its lines
     go to stderr (before vLLM is first imported; a value the user set wins)."""
-    import os
-
-    import pydantic
 
     os.environ.setdefault("VLLM_LOGGING_STREAM", "ext://sys.stderr")
 
-    from cogr_search.generators.threads import request_threads
-    from cogr_search.settings import load_settings
 
     try:
         request_threads(load_settings().torch_threads)
@@ -163,23 +158,6 @@ def _apply_process_settings() -> None:
 
 def _register() -> None:
     # Imported here so that `cli` is the only name the entry point needs.
-    from cogr_search.cli import (
-        bench_cmds,
-        data_cmd,
-        demo_cmd,
-        eval_cmd,
-        expand_cmd,
-        index_cmds,
-        ingest_cmd,
-        model_cmd,
-        node_cmds,
-        reproduce_cmd,
-        search_cmd,
-        security_cmds,
-        serve_cmd,
-        sync_cmd,
-        train_cmds,
-    )
 
     for command in (
         node_cmds.opensearch,

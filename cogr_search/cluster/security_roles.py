@@ -31,6 +31,7 @@ from cogr_search.cluster.definitions import definitions_dir
 from cogr_search.cluster.client import Cluster
 from cogr_search.cluster.names import check_alias, legacy_versions_regex, own_indices_pattern
 from cogr_search.errors import CogrError
+from cogr_search.cluster.engines import API_ERRORS, NOT_FOUND, error_reason, status_of
 
 ROLES_FILES = {"opensearch": "opensearch-roles.json", "elasticsearch": "elasticsearch-roles.json"}
 
@@ -85,8 +86,6 @@ def apply_roles(cluster: Cluster, alias: str, users: dict[str, str] | None = Non
     A caller who is not a security admin gets one line saying so. Returns the role names
     written.
     """
-    from cogr_search.cluster.engines import API_ERRORS, status_of
-
     roles_for(alias, cluster.engine.name)  # a bad alias is refused before the cluster is asked
     try:
         for user in (users or {}).values():
@@ -103,8 +102,6 @@ def apply_roles(cluster: Cluster, alias: str, users: dict[str, str] | None = Non
 def _check_user(cluster: Cluster, user: str, notify: Callable[[str], None]) -> None:
     """Whether ``user`` exists where the engine keeps users (x-pack's native realm, the
     security plugin's internal users), before any role is written."""
-    from cogr_search.cluster.engines import NOT_FOUND
-
     opensearch = cluster.engine.name == "opensearch"
     path = f"/_plugins/_security/api/internalusers/{user}" if opensearch else f"/_security/user/{user}"
     try:
@@ -165,8 +162,6 @@ def _apply_elasticsearch(cluster: Cluster, alias: str, users: dict[str, str]) ->
 def _native_write(cluster: Cluster, method: str, path: str, body: dict) -> None:
     """One write to x-pack's native store; a cluster that cannot create its `.security` index
     (a distribution without the analysis-common module) is said in one line."""
-    from cogr_search.cluster.engines import API_ERRORS, error_reason
-
     try:
         cluster.request(method, path, body)
     except API_ERRORS as err:
