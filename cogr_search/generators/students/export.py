@@ -39,6 +39,8 @@ import math
 from collections.abc import Sequence
 from pathlib import Path
 
+from cogr_search.atomic import atomic_open
+
 FORMAT = "cogr-student"
 VERSION = 1
 EXPORT_NAME = f"{FORMAT}-v{VERSION}.json"
@@ -95,7 +97,7 @@ class Forest:
     def from_omikuji(cls, folder: Path) -> Forest:
         """The trees saved by omikuji (`settings.json`, `tree<i>.cbor`, in file-name
         order: `backends._canonical_tree_order` made it the content's order)."""
-        import cbor2  # only to read omikuji's trees; the plugin reads the export instead
+        import cbor2  # heavy: a C extension needed only to read omikuji's trees (the plugin reads the export)
 
         settings = json.loads((folder / "settings.json").read_text(encoding="utf-8"))
         if settings.get("classifier_loss_type") != "Hinge":
@@ -253,8 +255,6 @@ def export_json(side: str, featurizer_json: dict, labels: Sequence[str], cut: di
 
 
 def write_export(path: Path, payload: dict) -> None:
-    from cogr_search.atomic import atomic_open
-
     with atomic_open(path) as out:
         json.dump(payload, out, ensure_ascii=False, separators=(",", ":"))
         out.write("\n")
