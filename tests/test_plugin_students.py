@@ -37,6 +37,7 @@ from cogr_search.data import load_dataset, sample_catalog_path
 from cogr_search.generators.students.distill import open_students
 from cogr_search.generators.students.model import item_text
 from cogr_search.keywords import representation
+from cogr_search.runs.keyword_files import read_keyword_file, write_keyword_file
 from cogr_search.serve.client import CogrSearch
 from tests.conftest import both_opensearch_lines, connect_to
 from tests.student_support import make_keyword_run
@@ -145,7 +146,7 @@ def test_a_model_that_cannot_load_falls_back_marked_and_fails_ingest_batches(clu
     model_id = f"bad+r0+student-{how}"
     if how != "missing":
         _store_bad(cluster, model_id, how)
-    models = StudentModels(run="bad", round=0, query_model=model_id, item_model=model_id)
+    models = StudentModels(run="bad", round=0, query_model=model_id, item_model=model_id, k_max=30)
     install_pipelines(cluster, PipelineConfig(service_url=None, students=models, batch_size=3),
                       "t-ic-bad-ingest", "t-ic-bad")
     body = {"query": {"match": {"title": "oak dining table"}}, "size": 10}
@@ -159,3 +160,62 @@ def test_a_model_that_cannot_load_falls_back_marked_and_fails_ingest_batches(clu
     assert (report.failed, report.documents_in_index) == (5, 0), report.as_dict()
     assert all(reason in f and "batch of" in f for f in report.failures), report.failures
     cluster.client.indices.delete(index="t-ic-bad-target--r*", ignore=[404])
+
+
+WIDE_K_MAX = 40
+SHARED_KEYWORDS = [f"shared keyword {n}" for n in range(28)]
+
+
+@pytest.fixture(scope="module")
+def wide_run(tmp_path_factory: pytest.TempPathFactory):  # noqa: ANN201 - RunDir
+    """A run trained at k_max 40 whose students give sets longer than the plugin's default
+    k_max (30) on the item side: every teacher set holds the same 28 keywords beside the
+    text's own, so the classifier's top 30 plus the copied n-grams pass 30."""
+    run = make_keyword_run(tmp_path_factory.mktemp("incluster-wide"), "incluster-wide", k_max=WIDE_K_MAX)
+    for path in (run.item_keywords_path(0), run.query_keywords_path(0)):
+        rows = read_keyword_file(path)
+        write_keyword_file(path, ((key, [*keywords, *SHARED_KEYWORDS][:WIDE_K_MAX]) for key, keywords in rows.items()))
+    result = CliRunner().invoke(cli, ["train", "distill", "--run", str(run.root), "--threads", "1"])
+    assert result.exit_code == 0, result.output
+    return run
+
+
+def test_the_pipelines_serve_at_the_runs_k_max(cluster: Cluster, opensearch_url: str, wide_run) -> None:  # noqa: ANN001
+    """A run's k_max other than the plugin's default reaches both processors: documents hold
+    the Python item student's sets at k_max 40, longer than 30, and queries expand as the
+    Python API does."""
+    alias = "t-incluster-wide"
+    result = CliRunner().invoke(cli, ["index", "create", "--index", alias, "--pipelines", "--run", str(wide_run.root),
+                                      "--ingest-pipeline", "t-icw-ingest", "--search-pipeline", "t-icw",
+                                      "--cluster-url", opensearch_url])
+    assert result.exit_code == 0, result.output
+    try:
+        dataset = load_dataset(sample_catalog_path())
+        items = list(dataset.items.values())[:40]
+        report = ingest_items(cluster, alias, items, chunk_size=40, progress=False, pipeline="t-icw-ingest")
+        assert report.failed == 0, report.failures
+        cluster.call(cluster.client.indices.refresh, index=alias)
+        student = open_students(wide_run, 0, ("item",)).sides["item"]
+        assert student.k_max == WIDE_K_MAX
+        hits = _search(cluster, alias, {"query": {"match_all": {}}, "size": 100})["hits"]["hits"]
+        assert len(hits) == len(items)
+        longest = 0
+        for hit in hits:
+            item = dataset.items[hit["_source"]["id"]]
+            expected = representation(student.keywords(item_text(item.title, item.description)), item.title, WIDE_K_MAX)
+            assert hit["_source"]["cogr_keywords"] == expected, item.id
+            longest = max(longest, len(expected))
+        assert longest > 31, longest  # past the default's 30 (+ the title's own form)
+        api = CogrSearch.from_run(cluster.client, wide_run.root, index=alias)
+        for query in list(dataset.queries.values())[:5]:
+            status = _search(cluster, alias, {"query": {"match": {"title": query.text}}}, pipeline="t-icw")["ext"]["cogr"]
+            expected = api.representation(query.text)
+            assert status["queries"] == [{"text": query.text, "keywords": expected}], query.text
+        # the query student's retrieval objective keeps its sets short, so the search side's
+        # k_max is checked where the node holds it: the stored processor config
+        stored = cluster.client.transport.perform_request("GET", "/_search/pipeline/t-icw")["t-icw"]
+        assert stored["request_processors"][0]["cogr_expand"]["k_max"] == WIDE_K_MAX
+    finally:
+        cluster.client.transport.perform_request("DELETE", "/_ingest/pipeline/t-icw-ingest", params={"ignore": 404})
+        cluster.client.transport.perform_request("DELETE", "/_search/pipeline/t-icw", params={"ignore": 404})
+        cluster.client.indices.delete(index=f"{alias}--r*", ignore=[404])

@@ -39,12 +39,15 @@ STATUS_PROCESSOR = "cogr_expand_status"
 
 @dataclass(frozen=True)
 class StudentModels:
-    """The stored students the service-free pipelines name (cluster/student_store.py)."""
+    """The stored students the service-free pipelines name (cluster/student_store.py), and
+    the run's `k_max` (its serving spec): the processors cut `representation` to it, so a
+    run trained at another k_max than the plugin's default (30) serves what it trained."""
 
     run: str
     round: int
     query_model: str
     item_model: str
+    k_max: int
 
 
 @dataclass(frozen=True)
@@ -105,7 +108,8 @@ def ingest_pipeline_body(config: PipelineConfig) -> dict:
     if config.students is not None:
         body = fill(definition("pipelines/cogr-ingest-student.json"),
                     {"student": config.students.item_model, "run": config.students.run,
-                     "round": config.students.round, "batch_size": config.batch_size})
+                     "round": config.students.round, "batch_size": config.batch_size,
+                     "k_max": config.students.k_max})
     else:
         body = fill(definition("pipelines/cogr-ingest.json"),
                     {"service_url": check_service_url(config.service_url or ""), "batch_size": config.batch_size})
@@ -123,7 +127,8 @@ def search_pipeline_body(config: PipelineConfig) -> dict:
     if config.students is not None:
         body = fill(definition("pipelines/cogr-student.json"),
                     {"student": config.students.query_model, "run": config.students.run,
-                     "round": config.students.round, "field": config.field})
+                     "round": config.students.round, "field": config.field,
+                     "k_max": config.students.k_max})
     else:
         body = fill(definition("pipelines/cogr.json"), {"service_url": check_service_url(config.service_url or ""),
                                                          "field": config.field})

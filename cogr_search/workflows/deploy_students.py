@@ -19,7 +19,8 @@ from cogr_search.runs.run_dir import RunDir
 
 def deploy_students(cluster: Cluster, run: RunDir, round_: int | None = None,
                     index: str = STUDENT_INDEX) -> tuple[StudentModels, list[StoredStudent]]:
-    """Store both sides' exports of the round (default: the latest) under their model ids."""
+    """Store both sides' exports of the round (default: the latest) under their model ids;
+    the models carry the round's serving k_max for the processors."""
     round_ = run.require_round(round_)
     students = open_students(run, round_)
     folder = students_folder(run, round_)
@@ -34,5 +35,6 @@ def deploy_students(cluster: Cluster, run: RunDir, round_: int | None = None,
         except ValueError as err:
             raise CogrError(str(err)) from None
         stored.append(store_student(cluster, students.tag(side), run.name, round_, side, path.read_bytes(), index))
-    models = StudentModels(run=run.name, round=round_, query_model=students.tag("query"), item_model=students.tag("item"))
+    models = StudentModels(run=run.name, round=round_, query_model=students.tag("query"), item_model=students.tag("item"),
+                           k_max=run.serving_spec(round_).k_max)
     return models, stored
