@@ -24,8 +24,9 @@ from datetime import datetime, timezone
 from cogr_search.cluster.client import Cluster
 from cogr_search.cluster.definitions import definition
 from cogr_search.cluster.engines import NOT_FOUND
+from cogr_search.cluster.names import STUDENT_INDEX
 
-STUDENT_INDEX = "cogr-students"
+__all__ = ["STUDENT_INDEX", "StoredStudent", "chunk_documents", "ensure_index", "store_student", "stored_chunks"]
 CHUNK_BYTES = 1 << 20
 
 
