@@ -385,6 +385,15 @@ def test_the_writer_deploys_students_that_only_the_plugin_and_the_writer_read(ro
     run = make_keyword_run(tmp_path, "secured-students")
     distill_run(run, 0, threads=1, echo=lambda line: None)
     home, url = role_users.home, role_users.url
+    if role_users.engine == "opensearch":  # the reader cannot deploy: refused at the students' index
+        before = _cluster_state(role_users)
+        refused = _cli("index", "create", "--index", ALIAS, "--pipelines", "--run", str(run.root),
+                       env=_as(role_users, "reader"))
+        lines = refused.stderr.strip().splitlines()
+        assert refused.returncode == 1 and len(lines) == 1, refused.stderr
+        assert "HTTP 403" in lines[0] and "user 'reader' lacks " in lines[0], lines[0]
+        assert "map it to the role cogr_writer_" in lines[0], lines[0]  # only the writer has a grant there
+        assert _cluster_state(role_users) == before
     deployed = _cli("index", "create", "--index", ALIAS, "--pipelines", "--run", str(run.root),
                     env=_as(role_users, "writer"))
     if role_users.engine == "elasticsearch":
