@@ -11,7 +11,7 @@ import pytest
 
 from cogr_search.cluster import documents as doc_fields
 from cogr_search.cluster.definitions import definition, definitions_dir, fill
-from cogr_search.cluster.pipelines import PipelineConfig, ingest_pipeline_body, search_pipeline_body
+from cogr_search.cluster.pipelines import PipelineConfig, StudentModels, ingest_pipeline_body, search_pipeline_body
 from cogr_search.cluster.title_pipeline import PIPELINE, pipeline_body
 from cogr_search.errors import CogrError
 from cogr_search.keywords import MAX_TERM_BYTES, WHITESPACE
@@ -46,3 +46,16 @@ def test_the_service_pipelines_are_filled_in_with_their_types() -> None:
 def test_a_placeholder_without_a_value_is_refused() -> None:
     with pytest.raises(CogrError, match=r"placeholder \$\{service_url\} has no value"):
         fill(definition("pipelines/cogr.json"), {"field": "title"})
+
+
+def test_the_student_pipelines_carry_the_runs_k_max_as_a_number() -> None:
+    """The processors cut keyword sets at `k_max`; without the run's they would use the
+    plugin's default (30) and differ from `sync` for a run trained at another k_max."""
+    models = StudentModels(run="r", round=2, query_model="r+r2+student-q", item_model="r+r2+student-i", k_max=12)
+    config = PipelineConfig(None, batch_size=16, students=models)
+    ingest = ingest_pipeline_body(config)["processors"][0]["cogr_keywords"]
+    assert ingest == {"student": "r+r2+student-i", "run": "r", "round": 2, "batch_size": 16, "k_max": 12,
+                      "tag": "cogr-keywords"}
+    search = search_pipeline_body(config)["request_processors"][0]["cogr_expand"]
+    assert search == {"student": "r+r2+student-q", "run": "r", "round": 2, "field": "title", "k_max": 12,
+                      "tag": "cogr-expand"}

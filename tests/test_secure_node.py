@@ -14,6 +14,7 @@ from __future__ import annotations
 import base64
 import json
 import os
+import re
 import ssl
 import stat
 import subprocess
@@ -23,16 +24,20 @@ import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import quote
 
 import pytest
 
 from cogr_search.bench.node import free_port_run
+from cogr_search.cluster.names import STUDENT_INDEX
 from cogr_search.cluster.security_roles import roles_for
 from cogr_search.data import sample_catalog_path
+from cogr_search.generators.students.distill import distill_run
 from cogr_search.localnode.stock import runtime_dir
 from cogr_search.runs.keyword_files import write_keyword_file
 from tests.serve_support import make_base_run
 from tests.conftest import REPO_ROOT
+from tests.student_support import make_keyword_run
 
 pytestmark = pytest.mark.opensearch
 SECURED_ENGINES = ["opensearch", "elasticsearch"]
@@ -262,8 +267,12 @@ def test_roles_print_the_writer_and_reader_of_the_alias(engine: str) -> None:
     assert set(roles) == {f"cogr_writer_{ALIAS}", f"cogr_reader_{ALIAS}"}
     assert _index_patterns(engine, roles[f"cogr_writer_{ALIAS}"])[0] == [ALIAS, f"{ALIAS}--*"]
     patterns = {p for role in roles.values() for names in _index_patterns(engine, role) for p in names}
-    # nothing beyond the alias, its own indices (versions, lease) and its earlier releases' versions
-    assert patterns == {ALIAS, f"{ALIAS}--*", f"/{ALIAS}-r[0-9]+-[0-9]+/"}
+    # nothing beyond the alias, its own indices (versions, lease) and its earlier releases'
+    # versions; on OpenSearch the writer's students for the plugin, which the reader lacks
+    students = {STUDENT_INDEX} if engine == "opensearch" else set()
+    assert patterns == {ALIAS, f"{ALIAS}--*", f"/{ALIAS}-r[0-9]+-[0-9]+/"} | students
+    reader = {p for names in _index_patterns(engine, roles[f"cogr_reader_{ALIAS}"]) for p in names}
+    assert STUDENT_INDEX not in reader
 
 
 def test_each_command_runs_as_a_user_with_only_its_role(role_users: SecureNode, keywords: Path, tiny_model: Path,
@@ -357,3 +366,54 @@ def test_an_api_key_limited_to_a_role_signs_commands_in_and_holds_that_role(role
     both = _cli("sync", "--index", ALIAS, "--status", env=with_key(writer_key, COGR_CLUSTER_USER="writer"))
     assert both.returncode == 1 and len(both.stderr.strip().splitlines()) == 1 and "both set" in both.stderr
     assert _cluster_state(role_users) == before
+
+
+def test_an_alias_named_as_the_student_index_is_refused_in_one_line() -> None:
+    """Its reader role would grant the stored students, which the reader must not read."""
+    refused = _cli("security", "roles", "--print", "--alias", STUDENT_INDEX)
+    assert refused.returncode == 1 and refused.stderr.strip().splitlines() == [
+        f"Error: --alias '{STUDENT_INDEX}': it is the index of the students stored for the plugin; "
+        "choose another name"], refused.stderr
+
+
+def test_the_writer_deploys_students_that_only_the_plugin_and_the_writer_read(role_users: SecureNode,
+                                                                            tmp_path: Path) -> None:
+    """Issue 36: `index create --pipelines --run RUN` as the alias's writer stores the students
+    in cogr-students; the reader is refused that index (search, and a chunk by id), and its
+    searches through the pipeline still expand, since the plugin reads the model itself.
+    Elasticsearch has no plugin: the command is refused in one line there, nothing stored."""
+    run = make_keyword_run(tmp_path, "secured-students")
+    distill_run(run, 0, threads=1, echo=lambda line: None)
+    home, url = role_users.home, role_users.url
+    if role_users.engine == "opensearch":  # the reader cannot deploy: refused at the students' index
+        before = _cluster_state(role_users)
+        refused = _cli("index", "create", "--index", ALIAS, "--pipelines", "--run", str(run.root),
+                       env=_as(role_users, "reader"))
+        lines = refused.stderr.strip().splitlines()
+        assert refused.returncode == 1 and len(lines) == 1, refused.stderr
+        assert "HTTP 403" in lines[0] and "user 'reader' lacks " in lines[0], lines[0]
+        assert "map it to the role cogr_writer_" in lines[0], lines[0]  # only the writer has a grant there
+        assert _cluster_state(role_users) == before
+    deployed = _cli("index", "create", "--index", ALIAS, "--pipelines", "--run", str(run.root),
+                    env=_as(role_users, "writer"))
+    if role_users.engine == "elasticsearch":
+        lines = deployed.stderr.strip().splitlines()
+        assert deployed.returncode == 1 and len(lines) == 1, deployed.stderr
+        assert "needs OpenSearch with the cogr-search plugin" in lines[0], lines[0]
+        return
+    assert deployed.returncode == 0, deployed.stderr
+    models = dict(re.findall(r"^student (query|item): (\S+) ", deployed.stdout, re.MULTILINE))
+    assert set(models) == {"query", "item"}, deployed.stdout
+
+    def as_user(user: str, method: str, path: str, body: dict | None = None) -> dict:
+        return _admin_request(home, url, method, path, body, user=user, password=USER_PASSWORD)
+
+    chunk = f"/{STUDENT_INDEX}/_doc/{quote(models['query'] + '#0', safe='')}"
+    for method, path in (("POST", f"/{STUDENT_INDEX}/_search"), ("GET", chunk), ("POST", f"/{STUDENT_INDEX}/_count")):
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            as_user("reader", method, path)
+        assert refused.value.code == 403, (method, path)
+    assert as_user("writer", "GET", chunk)["_source"]["model_id"] == models["query"]
+    body = {"query": {"match": {"title": "oak dining table"}}}
+    status = as_user("reader", "POST", f"/{ALIAS}/_search?search_pipeline=cogr", body)["ext"]["cogr"]
+    assert status["expanded"] is True and status["fallback"] is False, status

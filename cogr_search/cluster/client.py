@@ -26,6 +26,7 @@ from cogr_search.errors import CogrError
 from cogr_search.cluster import engines
 from cogr_search.cluster.engines import ENGINES, Engine, engine_from_root, is_transient, one_line, status_of
 from cogr_search.cluster.connection_checks import check_url
+from cogr_search.cluster.names import STUDENT_INDEX
 from cogr_search.cluster.root_probe import credentials_refused, probe_root
 from cogr_search.settings import Settings
 from cogr_search.cluster.names import LEGACY_LEASE_INDEX
@@ -44,12 +45,15 @@ class ClusterUnreachable(CogrError):
 def alias_of(kwargs: dict[str, object]) -> str | None:
     """The alias a client call addresses: its `index` (`A`, `A,A--*`, a version `A--r1-2` or
     an earlier release's `A-r1-2`, its lease index `A--sync-lease`), or the document id in
-    the earlier releases' shared lease index (`cogr-sync-leases`/`A`); None for other indices."""
+    the earlier releases' shared lease index (`cogr-sync-leases`/`A`); None for other
+    indices (the students' `cogr-students` among them)."""
     index = kwargs.get("index")
     if not isinstance(index, str):
         return None
     if index == LEGACY_LEASE_INDEX:
         return str(kwargs["id"]) if kwargs.get("id") else None
+    if index == STUDENT_INDEX:  # shared by every alias, named after none
+        return None
     first = index.split(",")[0].split("--")[0].removesuffix("-*")  # names.py: `--` ends the alias
     if not first or first.startswith(".") or "*" in first:
         return None
@@ -112,6 +116,8 @@ class Cluster:
             label = self._engine.label if self._engine else "the cluster"
             if status_of(err) == 403:
                 err.cogr_alias = self.alias  # type: ignore[attr-defined]  # for the role named in its line
+                # the students' index: only the writer, which deploys them, has a grant there
+                err.cogr_writer_only = kwargs.get("index") == STUDENT_INDEX  # type: ignore[attr-defined]
             if status_of(err) == 401:  # the engine is known here: the probe reports its own 401
                 raise CogrError(credentials_refused(label, self.url, self.settings)) from err
             if status_of(err) == 403 and not getattr(err, "info", None) and self.settings.cluster_user:

@@ -154,7 +154,7 @@ def describe_error(exc: BaseException) -> str | None:
         where = f" on index {index!r}" if index else ""
         reason = " ".join(error_reason(exc).split())[:300]
         if status == 403:
-            hint = permission_hint(reason, getattr(exc, "cogr_alias", None))
+            hint = permission_hint(reason, getattr(exc, "cogr_alias", None), getattr(exc, "cogr_writer_only", False))
             if hint is not None:
                 return f"{label} refused the request{where} (HTTP 403): {hint}"
             if reason in ("", "HTTP 403", "403", "HTTP 403 None"):  # a HEAD request: the answer has no body

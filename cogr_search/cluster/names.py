@@ -23,6 +23,9 @@ from cogr_search.errors import CogrError
 SEPARATOR = "--"
 LEGACY_LEASE_INDEX = "cogr-sync-leases"
 """The lease index of earlier releases, shared by every alias (no longer written)."""
+STUDENT_INDEX = "cogr-students"
+"""The plugin's model index (cluster/student_store.py): an alias of this name would give its
+reader role the stored students, which only the plugin and the deploying writer may read."""
 VERSION_RE = r"^{alias}--r(\d+)-(\d+)$"
 LEGACY_VERSION_RE = r"^{alias}-r(\d+)-(\d+)$"
 _CHARS_RE = re.compile(r"^[a-z0-9][a-z0-9_.-]*$")
@@ -41,6 +44,8 @@ def alias_problem(alias: str) -> str | None:
         return "it has the shape of an index version of earlier releases (NAME-r<round>-<n>); choose another name"
     if alias == LEGACY_LEASE_INDEX:
         return "it is the sync lease index of earlier releases; choose another name"
+    if alias == STUDENT_INDEX:
+        return "it is the index of the students stored for the plugin; choose another name"
     return None
 
 

@@ -18,15 +18,17 @@ _UNAUTHORIZED_RE = re.compile(r"action \[([^\]]+)\] is unauthorized for user \[(
 _GRANTED_BY_RE = re.compile(r"granted by the (index|cluster) privileges \[([^\]]+)\]")
 
 
-def permission_hint(reason: str, alias: str | None = None) -> str | None:
+def permission_hint(reason: str, alias: str | None = None, writer_only: bool = False) -> str | None:
     """For a 403 of either engine's security: which action was refused to whom, and which
     shipped role grants it, named for ``alias`` when the refused call's alias is known
-    (None: not a missing-permission answer)."""
+    (None: not a missing-permission answer). ``writer_only``: the call was on an index only
+    the writer may touch (the students' `cogr-students`), reads included."""
     match = _NO_PERMISSION_RE.search(reason) or _UNAUTHORIZED_RE.search(reason)
     if match is None:
         return None
     action, user = match.group(1), match.group(2)
-    kind = "reader" if action.startswith(("indices:data/read", "indices:admin/get")) else "writer"  # the reader's
+    reads = action.startswith(("indices:data/read", "indices:admin/get"))  # what the reader's role grants
+    kind = "reader" if reads and not writer_only else "writer"
     role = f"cogr_{kind}_{alias or '<alias>'}"
     granted = _GRANTED_BY_RE.search(reason)
     privileges = f" (the {granted.group(1)} privileges {granted.group(2)} grant it)" if granted else ""

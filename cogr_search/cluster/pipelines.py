@@ -39,15 +39,37 @@ STATUS_PROCESSOR = "cogr_expand_status"
 
 
 @dataclass(frozen=True)
-class PipelineConfig:
-    """What the two pipelines are built from; timeouts are OpenSearch time values ("2s")."""
+class StudentModels:
+    """The stored students the service-free pipelines name (cluster/student_store.py), and
+    the run's `k_max` (its serving spec): the processors cut `representation` to it, so a
+    run trained at another k_max than the plugin's default (30) serves what it trained."""
 
-    service_url: str
+    run: str
+    round: int
+    query_model: str
+    item_model: str
+    k_max: int
+
+
+@dataclass(frozen=True)
+class PipelineConfig:
+    """What the two pipelines are built from; timeouts are OpenSearch time values ("2s").
+    With `students`, the processors expand inside the nodes and `service_url` is unused."""
+
+    service_url: str | None
     field: str = "title"
     batch_size: int = DEFAULT_BATCH_SIZE
     search_timeout: str | None = None
     ingest_timeout: str | None = None
     ignore_failure: bool = False
+    students: StudentModels | None = None
+
+    @property
+    def target(self) -> str:
+        """What the pipelines expand with, for reports."""
+        if self.students is not None:
+            return f"students {self.students.query_model} (query), {self.students.item_model} (item), in the cluster"
+        return check_service_url(self.service_url or "")
 
 
 @dataclass(frozen=True)
@@ -74,16 +96,24 @@ _TIME_VALUE = re.compile(r"\d+(\.\d+)?(nanos|micros|ms|s|m|h|d)")
 def check_pipeline_config(config: PipelineConfig) -> None:
     """The service URL and the timeouts, checked before `index create` creates anything:
     the cluster would refuse them only after the index exists."""
-    check_service_url(config.service_url)
+    if config.students is None and config.service_url is not None:  # None: students, set once stored
+        check_service_url(config.service_url)
     for flag, value in (("--ingest-timeout", config.ingest_timeout), ("--search-timeout", config.search_timeout)):
         if value is not None and not _TIME_VALUE.fullmatch(value):
             raise CogrError(f"{flag} {value!r} is not a time value such as 500ms, 2s or 1m")
 
 
 def ingest_pipeline_body(config: PipelineConfig) -> dict:
-    """The `cogr-ingest` definition (mappings/pipelines/cogr-ingest.json, filled in)."""
-    body = fill(definition("pipelines/cogr-ingest.json"),
-                {"service_url": check_service_url(config.service_url), "batch_size": config.batch_size})
+    """The `cogr-ingest` definition (mappings/pipelines/cogr-ingest.json, or
+    cogr-ingest-student.json with stored students, filled in)."""
+    if config.students is not None:
+        body = fill(definition("pipelines/cogr-ingest-student.json"),
+                    {"student": config.students.item_model, "run": config.students.run,
+                     "round": config.students.round, "batch_size": config.batch_size,
+                     "k_max": config.students.k_max})
+    else:
+        body = fill(definition("pipelines/cogr-ingest.json"),
+                    {"service_url": check_service_url(config.service_url or ""), "batch_size": config.batch_size})
     processor = body["processors"][0][INGEST_PROCESSOR]
     if config.ingest_timeout:
         processor["timeout"] = config.ingest_timeout
@@ -95,8 +125,14 @@ def ingest_pipeline_body(config: PipelineConfig) -> dict:
 def search_pipeline_body(config: PipelineConfig) -> dict:
     """The `cogr` definition (mappings/pipelines/cogr.json, filled in): expansion on the way
     in, its status on the way out."""
-    body = fill(definition("pipelines/cogr.json"), {"service_url": check_service_url(config.service_url),
-                                                     "field": config.field})
+    if config.students is not None:
+        body = fill(definition("pipelines/cogr-student.json"),
+                    {"student": config.students.query_model, "run": config.students.run,
+                     "round": config.students.round, "field": config.field,
+                     "k_max": config.students.k_max})
+    else:
+        body = fill(definition("pipelines/cogr.json"), {"service_url": check_service_url(config.service_url or ""),
+                                                         "field": config.field})
     if config.search_timeout:
         body["request_processors"][0][SEARCH_PROCESSOR]["timeout"] = config.search_timeout
     return body
@@ -159,7 +195,7 @@ def install_pipelines(
     _put(cluster, "ingest", ingest_name, ingest_pipeline_body(config))
     _put(cluster, "search", search_name, search_pipeline_body(config))
     index = set_default_pipelines(cluster, default_on, ingest_name, search_name) if default_on else None
-    return PipelinesState(ingest_name, search_name, check_service_url(config.service_url), index)
+    return PipelinesState(ingest_name, search_name, config.target, index)
 
 
 def check_pipeline(cluster: Cluster, name: str) -> None:

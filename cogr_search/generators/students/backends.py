@@ -28,7 +28,8 @@ import omikuji
 import hashlib
 import numpy as np
 import json
-from omikuji import ffi, lib
+
+from cogr_search.generators.students.export import Forest
 
 Row = list[tuple[int, float]]
 BACKENDS = ("omikuji", "knn")
@@ -48,6 +49,8 @@ class Classifier(Protocol):
     def predict(self, row: Row, top_k: int) -> list[tuple[int, float]]: ...
 
     def save(self, folder: Path) -> None: ...
+
+    def export(self) -> dict: ...
 
 
 def fit(name: str, rows: Sequence[Row], labels: Sequence[Sequence[int]], n_features: int, n_labels: int,
@@ -76,10 +79,18 @@ class OmikujiClassifier:
 
     name = "omikuji"
 
-    def __init__(self, model: object) -> None:
-        self.model = model
-        # one prediction thread: a query is one small tree walk, and the cores are shared
-        self.model.init_prediction_thread_pool(1)  # type: ignore[attr-defined]
+    def __init__(self, model: object, forest: Forest) -> None:
+        self.model = model  # omikuji's own, for saving its files
+        self.forest = forest  # what predicts: the export format's inference (export.py says why)
+
+    @classmethod
+    def _with_forest(cls, model: object) -> OmikujiClassifier:
+        """The model and its trees read back from omikuji's own files."""
+        with tempfile.TemporaryDirectory(prefix="cogr-omikuji-") as scratch:
+            with quiet_native_output(None):
+                model.save(scratch)  # type: ignore[attr-defined]
+            _canonical_tree_order(Path(scratch))
+            return cls(model, Forest.from_omikuji(Path(scratch)))
 
     @classmethod
     def fit(cls, rows: Sequence[Row], labels: Sequence[Sequence[int]], n_features: int, n_labels: int,
@@ -101,31 +112,22 @@ class OmikujiClassifier:
             # saving, so a loaded model is already dense and saves back byte for byte
             model.densify_weights(0.1)
         data.unlink()
-        return cls(model)
+        return cls._with_forest(model)
 
     @classmethod
     def load(cls, folder: Path) -> OmikujiClassifier:
         with quiet_native_output(None):
-            return cls(omikuji.Model.load(str(folder)))
+            model = omikuji.Model.load(str(folder))
+        return cls(model, Forest.from_omikuji(folder))
 
     def predict(self, row: Row, top_k: int) -> list[tuple[int, float]]:
-        """omikuji's C entry point with the row's buffers: its Python `predict` sorts and
-        checks the pairs and fills C arrays one element at a time, which costs more than
-        the tree walk itself (rows from the featurizer are sorted and in range already).
-        The walk runs in the model's one-thread pool (omikuji's default pool has a thread per
-        core and was slower on 2 busy cores); cffi releases the GIL meanwhile."""
-        if not row:
-            return []
+        """The export format's forest inference over omikuji's trees (`export.Forest`):
+        omikuji's own `predict` depends on the order a directory lists the trees and on a
+        randomly seeded hash map for ties, so the plugin could not repeat it exactly."""
+        return self.forest.predict(row, top_k)
 
-        n = len(row)
-        indices = ffi.new("uint32_t[]", [i for i, _ in row])
-        values = ffi.new("float[]", [w for _, w in row])
-        labels = ffi.new("uint32_t[]", top_k)
-        scores = ffi.new("float[]", top_k)
-        model = self.model
-        found = lib.omikuji_predict(model._model_ptr, max(10, top_k), n, indices, values, top_k,  # type: ignore[attr-defined]
-                                    labels, scores, model._thread_pool.ptr)  # type: ignore[attr-defined]
-        return [(labels[i], scores[i]) for i in range(found)]
+    def export(self) -> dict:
+        return self.forest.to_json()
 
     def save(self, folder: Path) -> None:
         folder.mkdir(parents=True, exist_ok=True)
@@ -191,6 +193,9 @@ class KnnClassifier:
                 votes[label] = votes.get(label, 0.0) + sim
         ranked = sorted(votes.items(), key=lambda lv: (-lv[1], lv[0]))[:top_k]
         return [(label, vote / total) for label, vote in ranked]
+
+    def export(self) -> dict:
+        return {"type": "knn", "neighbours": self.NEIGHBOURS, "rows": self.rows, "labels": self.labels}
 
     def save(self, folder: Path) -> None:
         folder.mkdir(parents=True, exist_ok=True)

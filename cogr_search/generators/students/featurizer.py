@@ -109,7 +109,12 @@ class Featurizer:
         if not counts:
             return []
         weighted = [(i, tf * idf[i]) for i, tf in sorted(counts.items())]
-        norm = math.sqrt(sum(w * w for _, w in weighted))
+        # an explicit left-to-right sum: the plugin's Java port adds in this order, and
+        # Python 3.12's sum() of floats compensates (different last bits)
+        square = 0.0
+        for _, w in weighted:
+            square += w * w
+        norm = math.sqrt(square)
         return [(i, w / norm) for i, w in weighted]
 
     def matrix(self, texts: Sequence[str]):  # noqa: ANN201 - scipy.sparse.csr_matrix

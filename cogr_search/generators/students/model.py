@@ -19,9 +19,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from cogr_search.atomic import atomic_open
-from cogr_search.generators.students import backends
+from cogr_search.generators.students import backends, export
 from cogr_search.generators.students.featurizer import Featurizer
-from cogr_search.keywords import term
+from cogr_search.keywords import NORMALIZATION_VERSION, term
 
 ITEM_DESCRIPTION_CHARS = 300
 """Characters of an item's description its student reads after the title: the title
@@ -103,13 +103,35 @@ class SideStudent:
         _write_json(folder / "labels.json", self.labels)
         _write_json(folder / "copy.json", self.copy_vocabulary)
         self.classifier.save(folder / "model")
+        export.write_export(folder / export.EXPORT_NAME, self.export())
         return self.describe()
+
+    def export(self) -> dict:
+        """This student in the export format (export.py), for the plugin."""
+        cut = {"top_k": self.cut.top_k, "threshold": self.cut.threshold, "copy_min_words": self.cut.copy_min_words}
+        return export.export_json(self.side, self.featurizer.to_json(), self.labels, cut, self.k_max,
+                                  self.copy_vocabulary, self.classifier.export(), NORMALIZATION_VERSION)
 
     def describe(self) -> dict:
         return {"side": self.side, "model": self.classifier.name, "vocabulary": len(self.labels),
                 "features": self.featurizer.size, "top_k": self.cut.top_k, "threshold": self.cut.threshold,
                 "copy_min_words": self.cut.copy_min_words, "copy_vocabulary": len(self.copy_vocabulary),
                 "k_max": self.k_max}
+
+    @classmethod
+    def from_export(cls, data: dict) -> SideStudent:
+        """A student read back from its export (export.py): what the plugin reads, as Python
+        reads it, so the shared fixtures can be checked on both sides."""
+        classifier_json = data["classifier"]
+        if classifier_json["type"] == "knn":
+            classifier = backends.KnnClassifier([[(int(f), float(w)) for f, w in row] for row in classifier_json["rows"]],
+                                                classifier_json["labels"])
+        else:
+            classifier = export.Forest.from_json(classifier_json)
+        featurizer = Featurizer(data["featurizer"]["ngrams"], data["featurizer"]["idf"])
+        cut = Cut(int(data["cut"]["top_k"]), float(data["cut"]["threshold"]), int(data["cut"]["copy_min_words"]))
+        return cls(str(data["side"]), featurizer, data["labels"], classifier, cut, int(data["k_max"]),
+                   data["copy_vocabulary"])
 
     @classmethod
     def load(cls, folder: Path, entry: dict) -> SideStudent:

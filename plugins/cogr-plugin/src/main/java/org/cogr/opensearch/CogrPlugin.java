@@ -13,6 +13,10 @@ import org.cogr.opensearch.search.CogrExpandStatusProcessor;
 import org.cogr.opensearch.service.ResumeOnNode;
 import org.cogr.opensearch.service.ServiceHttp;
 import org.cogr.opensearch.service.ServiceTrust;
+import org.cogr.opensearch.student.StudentStore;
+import org.opensearch.common.util.concurrent.ThreadContext;
+import java.util.function.Consumer;
+import java.util.function.Supplier;
 import org.opensearch.common.settings.Setting;
 import org.opensearch.common.settings.Settings;
 import org.opensearch.core.common.settings.SecureString;
@@ -45,9 +49,14 @@ public class CogrPlugin extends Plugin implements IngestPlugin, SearchPipelinePl
     /** One HTTP client for all processors of this node. */
     private final ServiceHttp http;
 
+    /** The node's stored students, made with the node client on the first factory call. */
+    private volatile StudentStore students;
+    private final Settings nodeSettings;
+
     /** The constructor OpenSearch's PluginsService calls. */
     public CogrPlugin(Settings settings, Path configPath) {
         http = new ServiceHttp(ServiceTrust.context(CogrSettings.SERVICE_CA.getKey(), CogrSettings.SERVICE_CA.get(settings), configPath));
+        nodeSettings = settings;
         reload(settings);
     }
 
@@ -59,6 +68,20 @@ public class CogrPlugin extends Plugin implements IngestPlugin, SearchPipelinePl
         }
     }
 
+    /** One store per node, whichever pipeline service asks first (both pass the node client). */
+    private synchronized StudentStore students(StudentStore.ChunkSearch search, ThreadContext threadContext, Consumer<Runnable> executor) {
+        if (students == null) {
+            students = new StudentStore(
+                search,
+                threadContext,
+                executor,
+                CogrSettings.STUDENT_INDEX.get(nodeSettings),
+                CogrSettings.STUDENT_MAX_BYTES.get(nodeSettings).getBytes()
+            );
+        }
+        return students;
+    }
+
     @Override
     public List<Setting<?>> getSettings() {
         return CogrSettings.all();
@@ -67,7 +90,9 @@ public class CogrPlugin extends Plugin implements IngestPlugin, SearchPipelinePl
     @Override
     public Map<String, Processor.Factory> getProcessors(Processor.Parameters parameters) {
         ResumeOnNode resume = new ResumeOnNode(parameters.threadContext, parameters.genericExecutor);
-        return Map.of(CogrKeywordsProcessor.TYPE, new CogrKeywordsProcessor.Factory(http, parameters.env.settings(), resume));
+        StudentStore.ChunkSearch search = parameters.client::search;
+        Supplier<StudentStore> store = () -> students(search, parameters.threadContext, parameters.genericExecutor);
+        return Map.of(CogrKeywordsProcessor.TYPE, new CogrKeywordsProcessor.Factory(http, parameters.env.settings(), resume, store));
     }
 
     @Override
@@ -75,9 +100,11 @@ public class CogrPlugin extends Plugin implements IngestPlugin, SearchPipelinePl
         SearchPipelinePlugin.Parameters parameters
     ) {
         ResumeOnNode resume = new ResumeOnNode(parameters.threadContext, parameters.genericExecutor);
+        StudentStore.ChunkSearch search = parameters.client::search;
+        Supplier<StudentStore> store = () -> students(search, parameters.threadContext, parameters.genericExecutor);
         return Map.of(
             CogrExpandRequestProcessor.TYPE,
-            new CogrExpandRequestProcessor.Factory(http, parameters.env.settings(), resume)
+            new CogrExpandRequestProcessor.Factory(http, parameters.env.settings(), resume, store)
         );
     }
 

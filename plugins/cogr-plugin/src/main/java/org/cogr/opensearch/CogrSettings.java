@@ -7,6 +7,8 @@ import java.util.List;
 
 import org.opensearch.common.settings.SecureSetting;
 import org.opensearch.common.settings.Setting;
+import org.opensearch.core.common.unit.ByteSizeUnit;
+import org.opensearch.core.common.unit.ByteSizeValue;
 import org.opensearch.core.common.settings.SecureString;
 import org.opensearch.common.unit.TimeValue;
 
@@ -51,11 +53,24 @@ public final class CogrSettings {
      */
     public static final Setting<String> SERVICE_CA = Setting.simpleString("plugins.cogr.service_ca", Setting.Property.NodeScope);
 
+    /** The index the students' export chunks are stored in (`index create --pipelines --run`). */
+    public static final Setting<String> STUDENT_INDEX = Setting.simpleString(
+        "plugins.cogr.student_index", "cogr-students", Setting.Property.NodeScope
+    );
+
+    /**
+     * The largest student export (uncompressed JSON) a node loads; a larger one is refused
+     * (searches fall back, ingest fails the batch) rather than filling the heap.
+     */
+    public static final Setting<ByteSizeValue> STUDENT_MAX_BYTES = Setting.byteSizeSetting(
+        "plugins.cogr.student_max_bytes", new ByteSizeValue(256, ByteSizeUnit.MB), Setting.Property.NodeScope
+    );
+
     private CogrSettings() {
     }
 
     /** What the plugin registers. */
     public static List<Setting<?>> all() {
-        return List.of(SERVICE_URL, SEARCH_TIMEOUT, INGEST_TIMEOUT, SERVICE_TOKEN, SERVICE_CA);
+        return List.of(SERVICE_URL, SEARCH_TIMEOUT, INGEST_TIMEOUT, SERVICE_TOKEN, SERVICE_CA, STUDENT_INDEX, STUDENT_MAX_BYTES);
     }
 }

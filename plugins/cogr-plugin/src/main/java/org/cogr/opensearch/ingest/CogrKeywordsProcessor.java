@@ -16,11 +16,14 @@ import java.util.concurrent.CompletableFuture;
 import java.util.function.BiConsumer;
 import java.util.function.Consumer;
 import java.util.function.LongSupplier;
+import java.util.function.Supplier;
 
 import org.cogr.opensearch.CogrSettings;
 import org.cogr.opensearch.keywords.KeywordNormalizer;
 import org.cogr.opensearch.service.Expansion;
-import org.cogr.opensearch.service.ExpansionServiceClient;
+import org.cogr.opensearch.service.Expander;
+import org.cogr.opensearch.student.StudentConfig;
+import org.cogr.opensearch.student.StudentStore;
 import org.cogr.opensearch.service.ItemText;
 import org.cogr.opensearch.service.ResumeOnNode;
 import org.cogr.opensearch.service.ServiceConfig;
@@ -59,7 +62,7 @@ public final class CogrKeywordsProcessor extends AbstractBatchingProcessor {
     /** How long a model tag learned from the service is trusted before /health is asked again. */
     static final long MODEL_RECHECK_NANOS = 10_000_000_000L;
 
-    private final ExpansionServiceClient client;
+    private final Expander client;
     private final TimeValue timeout;
     private final String titleField;
     private final String descriptionField;
@@ -78,7 +81,7 @@ public final class CogrKeywordsProcessor extends AbstractBatchingProcessor {
         String tag,
         String description,
         int batchSize,
-        ExpansionServiceClient client,
+        Expander client,
         TimeValue timeout,
         String titleField,
         String descriptionField,
@@ -129,7 +132,7 @@ public final class CogrKeywordsProcessor extends AbstractBatchingProcessor {
             return;
         }
         ResumeOnNode.Resumer resumer = resumeOnNode.capture();
-        currentModel().whenComplete((model, ignored) -> resumer.resume(() -> enrich(wrappers, model, resumer, handler)));
+        resumer.when(currentModel(), (model, ignored) -> enrich(wrappers, model, resumer, handler));
     }
 
     /** The service's model: the recent one we know, else asked from /health (null if that fails). */
@@ -190,7 +193,7 @@ public final class CogrKeywordsProcessor extends AbstractBatchingProcessor {
             handler.accept(results(wrappers, errors));
             return;
         }
-        client.expandItems(items, timeout).whenComplete((expansion, error) -> resumer.resume(() -> {
+        resumer.when(client.expandItems(items, timeout), (expansion, error) -> {
             if (error != null) {
                 Exception failure = batchFailure(toSend.size(), error);
                 for (int i : toSend) {
@@ -201,7 +204,7 @@ public final class CogrKeywordsProcessor extends AbstractBatchingProcessor {
                 fill(wrappers, toSend, expansion);
             }
             handler.accept(results(wrappers, errors));
-        }));
+        });
     }
 
     private static List<IngestDocumentWrapper> results(List<IngestDocumentWrapper> wrappers, Exception[] errors) {
@@ -276,17 +279,19 @@ public final class CogrKeywordsProcessor extends AbstractBatchingProcessor {
         private final ServiceHttp http;
         private final Settings settings;
         private final ResumeOnNode resumeOnNode;
+        private final Supplier<StudentStore> students;
 
-        public Factory(ServiceHttp http, Settings settings, ResumeOnNode resumeOnNode) {
+        public Factory(ServiceHttp http, Settings settings, ResumeOnNode resumeOnNode, Supplier<StudentStore> students) {
             super(TYPE);
             this.http = http;
             this.settings = settings;
             this.resumeOnNode = resumeOnNode;
+            this.students = students;
         }
 
         @Override
         protected AbstractBatchingProcessor newProcessor(String tag, String description, int batchSize, Map<String, Object> config) {
-            var url = ServiceConfig.serviceUrl(TYPE, tag, config, settings, CogrSettings.SERVICE_URL);
+            Expander expander = StudentConfig.expander(TYPE, tag, config, students, settings, http, CogrSettings.SERVICE_URL);
             TimeValue timeout = ServiceConfig.timeout(TYPE, tag, config, settings, CogrSettings.INGEST_TIMEOUT);
             String title = ConfigurationUtils.readStringProperty(TYPE, tag, config, TITLE_FIELD, "title");
             String desc = ConfigurationUtils.readStringProperty(TYPE, tag, config, DESCRIPTION_FIELD, "description");
@@ -296,7 +301,7 @@ public final class CogrKeywordsProcessor extends AbstractBatchingProcessor {
                 tag,
                 description,
                 batchSize,
-                new ExpansionServiceClient(url, http),
+                expander,
                 timeout,
                 title,
                 desc,

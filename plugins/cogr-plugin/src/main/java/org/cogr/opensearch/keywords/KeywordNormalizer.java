@@ -40,7 +40,7 @@ public final class KeywordNormalizer {
     }
 
     /** Whether {@code cp} counts as whitespace for normalization (Python {@code isspace}). */
-    static boolean isWhitespace(int cp) {
+    public static boolean isWhitespace(int cp) {
         return cp <= 0xFFFF && WHITESPACE.indexOf(cp) >= 0;
     }
 

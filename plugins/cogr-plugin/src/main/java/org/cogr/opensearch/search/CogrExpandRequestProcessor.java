@@ -10,11 +10,14 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletionException;
 import java.util.function.LongSupplier;
+import java.util.function.Supplier;
 
 import org.cogr.opensearch.CogrSettings;
 import org.cogr.opensearch.keywords.KeywordNormalizer;
 import org.cogr.opensearch.service.Expansion;
-import org.cogr.opensearch.service.ExpansionServiceClient;
+import org.cogr.opensearch.service.Expander;
+import org.cogr.opensearch.student.StudentConfig;
+import org.cogr.opensearch.student.StudentStore;
 import org.cogr.opensearch.service.ResumeOnNode;
 import org.cogr.opensearch.service.ServiceConfig;
 import org.cogr.opensearch.service.ServiceHttp;
@@ -51,7 +54,7 @@ public final class CogrExpandRequestProcessor extends AbstractProcessor implemen
     static final String STATUS_ATTRIBUTE = "cogr_expand.status";
 
     private final String field;
-    private final ExpansionServiceClient client;
+    private final Expander client;
     private final TimeValue timeout;
     private final int kMax;
     private final ExpansionCache cache;
@@ -62,7 +65,7 @@ public final class CogrExpandRequestProcessor extends AbstractProcessor implemen
         String description,
         boolean ignoreFailure,
         String field,
-        ExpansionServiceClient client,
+        Expander client,
         TimeValue timeout,
         int kMax,
         ExpansionCache cache,
@@ -113,7 +116,7 @@ public final class CogrExpandRequestProcessor extends AbstractProcessor implemen
             return;
         }
         ResumeOnNode.Resumer resumer = resumeOnNode.capture();
-        client.expandQueries(missing, timeout).whenComplete((expansion, error) -> resumer.resume(() -> {
+        resumer.when(client.expandQueries(missing, timeout), (expansion, error) -> {
             if (error != null) {
                 Throwable cause = error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
                 Map<String, Object> status = status(false, true, cause.getMessage());
@@ -128,7 +131,7 @@ public final class CogrExpandRequestProcessor extends AbstractProcessor implemen
                 known.put(text, new ExpansionCache.Entry(keywords, expansion.model(), expansion.round(), 0L));
             }
             respond(request, source, query, known, false, context, listener);
-        }));
+        });
     }
 
     private void respond(
@@ -194,12 +197,14 @@ public final class CogrExpandRequestProcessor extends AbstractProcessor implemen
         private final ServiceHttp http;
         private final Settings settings;
         private final ResumeOnNode resumeOnNode;
+        private final Supplier<StudentStore> students;
         private final LongSupplier nanoClock;
 
-        public Factory(ServiceHttp http, Settings settings, ResumeOnNode resumeOnNode) {
+        public Factory(ServiceHttp http, Settings settings, ResumeOnNode resumeOnNode, Supplier<StudentStore> students) {
             this.http = http;
             this.settings = settings;
             this.resumeOnNode = resumeOnNode;
+            this.students = students;
             this.nanoClock = System::nanoTime;
         }
 
@@ -212,7 +217,7 @@ public final class CogrExpandRequestProcessor extends AbstractProcessor implemen
             Map<String, Object> config,
             Processor.PipelineContext pipelineContext
         ) {
-            var url = ServiceConfig.serviceUrl(TYPE, tag, config, settings, CogrSettings.SERVICE_URL);
+            Expander expander = StudentConfig.expander(TYPE, tag, config, students, settings, http, CogrSettings.SERVICE_URL);
             TimeValue timeout = ServiceConfig.timeout(TYPE, tag, config, settings, CogrSettings.SEARCH_TIMEOUT);
             String field = ConfigurationUtils.readStringProperty(TYPE, tag, config, FIELD, "title");
             if (field.isBlank()) {
@@ -232,7 +237,7 @@ public final class CogrExpandRequestProcessor extends AbstractProcessor implemen
                 description,
                 ignoreFailure,
                 field,
-                new ExpansionServiceClient(url, http),
+                expander,
                 timeout,
                 kMax,
                 new ExpansionCache(cacheSize, ttl.nanos(), nanoClock),

@@ -36,7 +36,7 @@ import org.opensearch.core.xcontent.XContentBuilder;
  * line naming the URL; callers decide whether that means a fallback (search) or failed
  * documents (ingest). Answers are checked against the contract: one keyword list per input.
  */
-public final class ExpansionServiceClient {
+public final class ExpansionServiceClient implements Expander {
 
     public static final String QUERY_ROUTE = "/v1/expand/query";
     public static final String ITEM_ROUTE = "/v1/expand/item";

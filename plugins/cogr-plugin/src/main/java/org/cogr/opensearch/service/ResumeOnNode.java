@@ -41,6 +41,26 @@ public final class ResumeOnNode {
             this.context = context;
         }
 
+        /**
+         * Runs {@code then} with the future's outcome: at once on this thread when the future is
+         * already complete (a loaded student answers without waiting), else on the generic
+         * pool with the captured context when it completes.
+         */
+        public <T> void when(java.util.concurrent.CompletableFuture<T> future, java.util.function.BiConsumer<T, Throwable> then) {
+            if (future.isDone()) {
+                T value = null;
+                Throwable error = null;
+                try {
+                    value = future.join();
+                } catch (RuntimeException e) {
+                    error = e;
+                }
+                then.accept(value, error);
+                return;
+            }
+            future.whenComplete((value, error) -> resume(() -> then.accept(value, error)));
+        }
+
         public void resume(Runnable continuation) {
             executor.accept(() -> {
                 try (ThreadContext.StoredContext ignored = context.get()) {

@@ -35,7 +35,7 @@ public class FactoryConfigTest {
     }
 
     private final CogrExpandRequestProcessor.Factory expand = new CogrExpandRequestProcessor.Factory(
-        new ServiceHttp(), Settings.EMPTY, null
+        new ServiceHttp(), Settings.EMPTY, null, () -> null
     );
 
     @Test
@@ -67,7 +67,7 @@ public class FactoryConfigTest {
     @Test
     public void theNodeSettingIsTheDefaultUrlAndOptionsAreConsumed() throws Exception {
         Settings settings = Settings.builder().put("plugins.cogr.service_url", "http://serve:8300").build();
-        CogrExpandRequestProcessor.Factory factory = new CogrExpandRequestProcessor.Factory(new ServiceHttp(), settings, null);
+        CogrExpandRequestProcessor.Factory factory = new CogrExpandRequestProcessor.Factory(new ServiceHttp(), settings, null, () -> null);
         Map<String, Object> cfg = config("field", "name", "timeout", "150ms");
         assertNotNull(factory.create(null, "t5", null, false, cfg, null));
         assertTrue("every option is consumed, so OpenSearch reports unknown ones", cfg.isEmpty());
@@ -75,7 +75,7 @@ public class FactoryConfigTest {
 
     @Test
     public void keywordsProcessorValidatesItsConfig() {
-        CogrKeywordsProcessor.Factory factory = new CogrKeywordsProcessor.Factory(new ServiceHttp(), Settings.EMPTY, null);
+        CogrKeywordsProcessor.Factory factory = new CogrKeywordsProcessor.Factory(new ServiceHttp(), Settings.EMPTY, null, () -> null);
         OpenSearchException kMax = assertThrows(
             OpenSearchException.class,
             () -> factory.create(null, "k1", null, config("service_url", "http://h:1", "k_max", 0))
@@ -86,5 +86,22 @@ public class FactoryConfigTest {
             () -> factory.create(null, "k2", null, config("service_url", "http://h:1", "batch_size", 0))
         );
         assertEquals("cogr_keywords", batch.getMetadata("opensearch.processor_type").get(0));
+    }
+
+    @Test
+    public void aStudentAndAServiceUrlTogetherAreRefusedAndAStudentNeedsNoUrl() throws Exception {
+        OpenSearchException both = assertThrows(
+            OpenSearchException.class,
+            () -> expand.create(null, "s1", null, false, config("student", "r+r0+student-x", "service_url", "http://h:1"), null)
+        );
+        assertNames(both, "cogr_expand", "s1", "student");
+        OpenSearchException round = assertThrows(
+            OpenSearchException.class,
+            () -> expand.create(null, "s2", null, false, config("student", "r+r0+student-x", "round", "first"), null)
+        );
+        assertNames(round, "cogr_expand", "s2", "round");
+        Map<String, Object> cfg = config("student", "r+r0+student-x", "run", "r", "round", 0);
+        assertNotNull(expand.create(null, "s3", null, false, cfg, null));
+        assertTrue("every option is consumed", cfg.isEmpty());
     }
 }

@@ -1,0 +1,221 @@
+"""Expansion inside the cluster: the run's students stored in the cluster and run by the
+OpenSearch plugin, with no expansion service anywhere (issue 36).
+
+On a real node (the stock distribution with the plugin zip), with a run whose round has
+students (tests/student_support.py's keyword run, distilled):
+
+- `index create --pipelines --run RUN` (no --service-url) stores both students as chunk
+  documents and points both processors at them;
+- ingest through the pipeline writes, for every item of the sample catalog, exactly the
+  item student's keywords after `representation`, and the student's `cogr_model` tag;
+- 20 of 20 sample queries through `?search_pipeline=` return the Python API's hits
+  (`CogrSearch.from_run`: the query student in this process), ids and scores, in order;
+- a missing, corrupt or oversized model: searches fall back to the plain query, with the
+  reason in `ext.cogr`; ingest fails exactly the batch's documents, each with the reason.
+
+The search and ingest tests run on both OpenSearch lines.
+"""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import hashlib
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from cogr_search.cli.main import cli
+from cogr_search.cluster.client import Cluster
+from cogr_search.cluster.ingest import ingest_items
+from cogr_search.cluster.pipelines import PipelineConfig, StudentModels, install_pipelines
+from cogr_search.cluster.student_store import STUDENT_INDEX, chunk_documents
+from cogr_search.data import load_dataset, sample_catalog_path
+from cogr_search.generators.students.distill import open_students
+from cogr_search.generators.students.model import item_text
+from cogr_search.keywords import representation
+from cogr_search.runs.keyword_files import read_keyword_file, write_keyword_file
+from cogr_search.serve.client import CogrSearch
+from tests.conftest import both_opensearch_lines, connect_to
+from tests.student_support import make_keyword_run
+
+pytestmark = [pytest.mark.opensearch]
+
+SAMPLE_QUERIES = 20
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory: pytest.TempPathFactory):  # noqa: ANN201 - RunDir
+    run = make_keyword_run(tmp_path_factory.mktemp("incluster-runs"), "incluster")
+    result = CliRunner().invoke(cli, ["train", "distill", "--run", str(run.root), "--threads", "1"])
+    assert result.exit_code == 0, result.output
+    return run
+
+
+@pytest.fixture(scope="module")
+def cluster(opensearch_url: str) -> Cluster:
+    return connect_to(opensearch_url)
+
+
+@pytest.fixture(scope="module")
+def deployed(cluster: Cluster, opensearch_url: str, run) -> Iterator[str]:  # noqa: ANN001
+    """An alias created with the service-free pipelines, the sample catalog ingested through them."""
+    alias = "t-incluster"
+    result = CliRunner().invoke(cli, ["index", "create", "--index", alias, "--pipelines", "--run", str(run.root),
+                                      "--ingest-pipeline", "t-ic-ingest", "--search-pipeline", "t-ic",
+                                      "--batch-size", "16", "--cluster-url", opensearch_url])
+    assert result.exit_code == 0, result.output
+    assert "in the cluster" in result.output and "student item:" in result.output, result.output
+    items = list(load_dataset(sample_catalog_path()).items.values())
+    report = ingest_items(cluster, alias, items, chunk_size=64, progress=False, pipeline="t-ic-ingest")
+    assert report.failed == 0, report.failures
+    cluster.call(cluster.client.indices.refresh, index=alias)
+    yield alias
+    for pipeline in ("t-ic-ingest", "t-ic-bad-ingest"):
+        cluster.client.transport.perform_request("DELETE", f"/_ingest/pipeline/{pipeline}", params={"ignore": 404})
+    for pipeline in ("t-ic", "t-ic-bad"):
+        cluster.client.transport.perform_request("DELETE", f"/_search/pipeline/{pipeline}", params={"ignore": 404})
+    cluster.client.indices.delete(index=f"{alias}--r*", ignore=[404])
+
+
+def _search(cluster: Cluster, alias: str, body: dict, pipeline: str | None = None) -> dict:
+    params = {"search_pipeline": pipeline} if pipeline else {}
+    return cluster.call(cluster.client.search, index=alias, body=body, params=params)
+
+
+def _ranked(response: dict) -> list[tuple[str, float]]:
+    return [(hit["_id"], hit["_score"]) for hit in response["hits"]["hits"]]
+
+
+@both_opensearch_lines
+def test_ingested_documents_carry_the_item_students_keywords(cluster: Cluster, deployed: str, run) -> None:  # noqa: ANN001
+    students = open_students(run, 0, ("item",))
+    student = students.sides["item"]
+    items = load_dataset(sample_catalog_path()).items
+    hits = cluster.call(cluster.client.search, index=deployed, body={"query": {"match_all": {}}, "size": 1000})["hits"]["hits"]
+    assert len(hits) == len(items) == 359
+    with_keywords = 0
+    for hit in hits:
+        doc = hit["_source"]
+        item = items[doc["id"]]
+        keywords = student.keywords(item_text(item.title, item.description))
+        with_keywords += bool(keywords)
+        assert doc["cogr_keywords"] == representation(keywords, item.title, student.k_max), item.id
+        assert (doc["cogr_model"], doc["cogr_round"]) == (students.tag("item"), 0)
+    assert with_keywords > len(items) / 2
+
+
+@both_opensearch_lines
+def test_searches_return_the_python_students_hits(cluster: Cluster, deployed: str, run) -> None:  # noqa: ANN001
+    api = CogrSearch.from_run(cluster.client, run.root, index=deployed)
+    queries = [q.text for q in load_dataset(sample_catalog_path()).queries.values()][:SAMPLE_QUERIES]
+    same = with_hits = 0
+    for text in queries:
+        expected = api.search(text, size=20)
+        response = _search(cluster, deployed, {"query": {"match": {"title": text}}, "size": 20}, pipeline="t-ic")
+        status = response["ext"]["cogr"]
+        assert status["expanded"] is True and status["fallback"] is False, status
+        assert status["queries"] == [{"text": text, "keywords": expected.representation}], text
+        assert [h[0] for h in _ranked(response)] == [h.id for h in expected.hits], text
+        assert [h[1] for h in _ranked(response)] == pytest.approx([h.score for h in expected.hits]), text
+        same += 1
+        with_hits += bool(expected.hits)
+    # every sample query the same; most have hits to compare (the rule-made keywords of
+    # tests/student_support.py leave a few queries without any)
+    assert same == SAMPLE_QUERIES and with_hits >= SAMPLE_QUERIES // 2, (same, with_hits)
+
+
+def _store_bad(cluster: Cluster, model_id: str, how: str) -> None:
+    """Chunk documents of a model that cannot load: a wrong sha256, or a size past the limit."""
+    docs = chunk_documents(model_id, "bad", 0, "query", json.dumps({"format": "cogr-student"}).encode())
+    for doc_id, body in docs:
+        if how == "corrupt":
+            body["sha256"] = hashlib.sha256(b"something else").hexdigest()
+        else:
+            body["bytes"] = 10**12
+        cluster.call(cluster.client.index, index=STUDENT_INDEX, id=doc_id, body=body, params={"refresh": "true"})
+
+
+@pytest.mark.parametrize("how, reason", [("missing", "no chunks"), ("corrupt", "corrupt: sha256"),
+                                         ("oversized", "oversized")])
+def test_a_model_that_cannot_load_falls_back_marked_and_fails_ingest_batches(cluster: Cluster, deployed: str,
+                                                                              how: str, reason: str) -> None:
+    model_id = f"bad+r0+student-{how}"
+    if how != "missing":
+        _store_bad(cluster, model_id, how)
+    models = StudentModels(run="bad", round=0, query_model=model_id, item_model=model_id, k_max=30)
+    install_pipelines(cluster, PipelineConfig(service_url=None, students=models, batch_size=3),
+                      "t-ic-bad-ingest", "t-ic-bad")
+    body = {"query": {"match": {"title": "oak dining table"}}, "size": 10}
+    response = _search(cluster, deployed, body, pipeline="t-ic-bad")
+    assert _ranked(response) == _ranked(_search(cluster, deployed, body))
+    status = response["ext"]["cogr"]
+    assert status["expanded"] is False and status["fallback"] is True, status
+    assert model_id in status["reason"] and reason in status["reason"], status
+    items = list(load_dataset(sample_catalog_path()).items.values())[:5]
+    report = ingest_items(cluster, "t-ic-bad-target", items, chunk_size=5, progress=False, pipeline="t-ic-bad-ingest")
+    assert (report.failed, report.documents_in_index) == (5, 0), report.as_dict()
+    assert all(reason in f and "batch of" in f for f in report.failures), report.failures
+    cluster.client.indices.delete(index="t-ic-bad-target--r*", ignore=[404])
+
+
+WIDE_K_MAX = 40
+SHARED_KEYWORDS = [f"shared keyword {n}" for n in range(28)]
+
+
+@pytest.fixture(scope="module")
+def wide_run(tmp_path_factory: pytest.TempPathFactory):  # noqa: ANN201 - RunDir
+    """A run trained at k_max 40 whose students give sets longer than the plugin's default
+    k_max (30) on the item side: every teacher set holds the same 28 keywords beside the
+    text's own, so the classifier's top 30 plus the copied n-grams pass 30."""
+    run = make_keyword_run(tmp_path_factory.mktemp("incluster-wide"), "incluster-wide", k_max=WIDE_K_MAX)
+    for path in (run.item_keywords_path(0), run.query_keywords_path(0)):
+        rows = read_keyword_file(path)
+        write_keyword_file(path, ((key, [*keywords, *SHARED_KEYWORDS][:WIDE_K_MAX]) for key, keywords in rows.items()))
+    result = CliRunner().invoke(cli, ["train", "distill", "--run", str(run.root), "--threads", "1"])
+    assert result.exit_code == 0, result.output
+    return run
+
+
+def test_the_pipelines_serve_at_the_runs_k_max(cluster: Cluster, opensearch_url: str, wide_run) -> None:  # noqa: ANN001
+    """A run's k_max other than the plugin's default reaches both processors: documents hold
+    the Python item student's sets at k_max 40, longer than 30, and queries expand as the
+    Python API does."""
+    alias = "t-incluster-wide"
+    result = CliRunner().invoke(cli, ["index", "create", "--index", alias, "--pipelines", "--run", str(wide_run.root),
+                                      "--ingest-pipeline", "t-icw-ingest", "--search-pipeline", "t-icw",
+                                      "--cluster-url", opensearch_url])
+    assert result.exit_code == 0, result.output
+    try:
+        dataset = load_dataset(sample_catalog_path())
+        items = list(dataset.items.values())[:40]
+        report = ingest_items(cluster, alias, items, chunk_size=40, progress=False, pipeline="t-icw-ingest")
+        assert report.failed == 0, report.failures
+        cluster.call(cluster.client.indices.refresh, index=alias)
+        student = open_students(wide_run, 0, ("item",)).sides["item"]
+        assert student.k_max == WIDE_K_MAX
+        hits = _search(cluster, alias, {"query": {"match_all": {}}, "size": 100})["hits"]["hits"]
+        assert len(hits) == len(items)
+        longest = 0
+        for hit in hits:
+            item = dataset.items[hit["_source"]["id"]]
+            expected = representation(student.keywords(item_text(item.title, item.description)), item.title, WIDE_K_MAX)
+            assert hit["_source"]["cogr_keywords"] == expected, item.id
+            longest = max(longest, len(expected))
+        assert longest > 31, longest  # past the default's 30 (+ the title's own form)
+        api = CogrSearch.from_run(cluster.client, wide_run.root, index=alias)
+        for query in list(dataset.queries.values())[:5]:
+            status = _search(cluster, alias, {"query": {"match": {"title": query.text}}}, pipeline="t-icw")["ext"]["cogr"]
+            expected = api.representation(query.text)
+            assert status["queries"] == [{"text": query.text, "keywords": expected}], query.text
+        # the query student's retrieval objective keeps its sets short, so the search side's
+        # k_max is checked where the node holds it: the stored processor config
+        stored = cluster.client.transport.perform_request("GET", "/_search/pipeline/t-icw")["t-icw"]
+        assert stored["request_processors"][0]["cogr_expand"]["k_max"] == WIDE_K_MAX
+    finally:
+        cluster.client.transport.perform_request("DELETE", "/_ingest/pipeline/t-icw-ingest", params={"ignore": 404})
+        cluster.client.transport.perform_request("DELETE", "/_search/pipeline/t-icw", params={"ignore": 404})
+        cluster.client.indices.delete(index=f"{alias}--r*", ignore=[404])
