@@ -9,6 +9,9 @@ from cogr_search.connect import connect
 from cogr_search.cluster.indices import create_index
 from cogr_search.cluster.mappings import check_alias_name
 from cogr_search.cluster.pipelines import PipelineConfig, check_pipeline_config, install_pipelines, require_pipelines
+import dataclasses
+from cogr_search.runs.run_dir import RunDir
+from cogr_search.workflows.deploy_students import deploy_students
 
 
 @click.group()
@@ -57,16 +60,11 @@ def create(alias: str, pipelines: bool, service_url: str | None, run_name: str |
         check_pipeline_config(config)
     run = None
     if in_cluster and config is not None:
-        from cogr_search.runs.run_dir import RunDir
-
         run = RunDir.open(run_name)
     cluster = connect(settings_from(opensearch_url=opensearch_url))
     if config is not None:
         require_pipelines(cluster, "index create --pipelines")  # before the index is created
     if run is not None:
-        import dataclasses
-
-        from cogr_search.workflows.deploy_students import deploy_students
 
         models, stored = deploy_students(cluster, run, round_)
         config = dataclasses.replace(config, students=models)

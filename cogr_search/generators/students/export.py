@@ -42,6 +42,7 @@ from pathlib import Path
 import numpy as np
 
 from cogr_search.atomic import atomic_open
+import cbor2
 
 FORMAT = "cogr-student"
 VERSION = 1
@@ -115,8 +116,6 @@ class Forest:
     def from_omikuji(cls, folder: Path) -> Forest:
         """The trees saved by omikuji (`settings.json`, `tree<i>.cbor`, in file-name
         order: `backends._canonical_tree_order` made it the content's order)."""
-        import cbor2  # heavy: a C extension needed only to read omikuji's trees (the plugin reads the export)
-
         settings = json.loads((folder / "settings.json").read_text(encoding="utf-8"))
         if settings.get("classifier_loss_type") != "Hinge":
             raise ValueError(f"{folder}/settings.json: loss {settings.get('classifier_loss_type')!r}: "
