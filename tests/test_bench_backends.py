@@ -16,34 +16,12 @@ from click.testing import CliRunner
 
 from cogr_search.cli.main import cli
 from cogr_search.data import sample_catalog_path
-from cogr_search.generators.backend_choice import vllm_unavailable_reason
-
-REASON = vllm_unavailable_reason()
-
-
-@pytest.fixture(autouse=True)
-def vllm_installed() -> None:
-    if REASON is not None:
-        pytest.fail(f"vLLM is part of the set-up (make setup) but cannot run: {REASON}")
-
+from tests.vllm_support import small_llama, vllm_installed  # noqa: F401 - vllm_installed: autouse fixture
 
 @pytest.fixture(scope="module")
 def small_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """2 blocks of width 128 (head size 64) with the CPU model's tokenizer and chat template."""
-    import torch
-    from transformers import AutoTokenizer, LlamaConfig, LlamaForCausalLM
-
-    from cogr_search.generators.model_cache import ensure_default_model
-
-    folder = tmp_path_factory.mktemp("small-model")
-    tokenizer = AutoTokenizer.from_pretrained(str(ensure_default_model()))
-    torch.manual_seed(0)
-    config = LlamaConfig(vocab_size=len(tokenizer), hidden_size=128, intermediate_size=256, num_hidden_layers=2,
-                         num_attention_heads=2, num_key_value_heads=2, max_position_embeddings=2048,
-                         tie_word_embeddings=True)
-    LlamaForCausalLM(config).save_pretrained(str(folder))
-    tokenizer.save_pretrained(str(folder))
-    return folder
+    """The shared small llama (head size 64, which vLLM's CPU attention accepts)."""
+    return small_llama(tmp_path_factory.mktemp("small-model"))
 
 
 def _invoke(args: list[str]):  # noqa: ANN202 - click Result

@@ -8,19 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from cogr_search.generators.backend_choice import vllm_unavailable_reason
 from cogr_search.shadow import ItemIndex, QueryView
 from cogr_search.runs.config import GRPOSideConfig
 from cogr_search.training.rewards import QueryF1Reward
-
-REASON = vllm_unavailable_reason()
-
-
-@pytest.fixture(autouse=True)
-def vllm_installed() -> None:
-    if REASON is not None:
-        pytest.fail(f"vLLM is part of the set-up (make setup) but cannot run: {REASON}")
-
+from tests.vllm_support import small_llama, vllm_installed  # noqa: F401 - vllm_installed: autouse fixture
 
 def _tiny_model(folder: Path, seed: int = 0) -> Path:
     """A 2-layer llama with the CPU model's tokenizer and random weights (a code-path check).
@@ -30,20 +21,7 @@ def _tiny_model(folder: Path, seed: int = 0) -> Path:
 
     if os.environ.get("COGR_TINY_MODEL"):
         return Path(os.environ["COGR_TINY_MODEL"])
-    from transformers import AutoTokenizer, LlamaConfig, LlamaForCausalLM
-
-    from cogr_search.generators.model_cache import ensure_default_model
-
-    import torch
-
-    torch.manual_seed(seed)
-    tokenizer = AutoTokenizer.from_pretrained(str(ensure_default_model()))
-    config = LlamaConfig(vocab_size=len(tokenizer), hidden_size=128, intermediate_size=256, num_hidden_layers=2,
-                         num_attention_heads=2, num_key_value_heads=2, max_position_embeddings=512,
-                         tie_word_embeddings=True)
-    LlamaForCausalLM(config).save_pretrained(str(folder))
-    tokenizer.save_pretrained(str(folder))
-    return folder
+    return small_llama(folder, seed, max_positions=512)
 
 
 def test_one_grpo_step_with_vllm_rollouts(tmp_path: Path) -> None:
