@@ -106,14 +106,7 @@ def check_pipeline_config(config: PipelineConfig) -> None:
 def ingest_pipeline_body(config: PipelineConfig) -> dict:
     """The `cogr-ingest` definition (mappings/pipelines/cogr-ingest.json, or
     cogr-ingest-student.json with stored students, filled in)."""
-    if config.students is not None:
-        body = fill(definition("pipelines/cogr-ingest-student.json"),
-                    {"student": config.students.item_model, "run": config.students.run,
-                     "round": config.students.round, "batch_size": config.batch_size,
-                     "k_max": config.students.k_max})
-    else:
-        body = fill(definition("pipelines/cogr-ingest.json"),
-                    {"service_url": check_service_url(config.service_url or ""), "batch_size": config.batch_size})
+    body = _filled("cogr-ingest", config, "item_model", {"batch_size": config.batch_size})
     processor = body["processors"][0][INGEST_PROCESSOR]
     if config.ingest_timeout:
         processor["timeout"] = config.ingest_timeout
@@ -123,19 +116,23 @@ def ingest_pipeline_body(config: PipelineConfig) -> dict:
 
 
 def search_pipeline_body(config: PipelineConfig) -> dict:
-    """The `cogr` definition (mappings/pipelines/cogr.json, filled in): expansion on the way
-    in, its status on the way out."""
-    if config.students is not None:
-        body = fill(definition("pipelines/cogr-student.json"),
-                    {"student": config.students.query_model, "run": config.students.run,
-                     "round": config.students.round, "field": config.field,
-                     "k_max": config.students.k_max})
-    else:
-        body = fill(definition("pipelines/cogr.json"), {"service_url": check_service_url(config.service_url or ""),
-                                                         "field": config.field})
+    """The `cogr` definition (mappings/pipelines/cogr.json, or cogr-student.json with stored
+    students, filled in): expansion on the way in, its status on the way out."""
+    body = _filled("cogr", config, "query_model", {"field": config.field})
     if config.search_timeout:
         body["request_processors"][0][SEARCH_PROCESSOR]["timeout"] = config.search_timeout
     return body
+
+
+def _filled(name: str, config: PipelineConfig, model_side: str, values: dict) -> dict:
+    """Pipeline ``name``'s definition with ``values`` and where it expands: the run's stored
+    student of ``model_side`` (`<name>-student.json`), else the service (`<name>.json`)."""
+    students = config.students
+    if students is not None:
+        return fill(definition(f"pipelines/{name}-student.json"),
+                    {**values, "student": getattr(students, model_side), "run": students.run,
+                     "round": students.round, "k_max": students.k_max})
+    return fill(definition(f"pipelines/{name}.json"), {**values, "service_url": check_service_url(config.service_url or "")})
 
 
 def _reason(err: BaseException) -> str:
