@@ -79,8 +79,9 @@ class GeneratorBackend(ABC):
 
     name: str = "abstract"
 
-    tokenizer: Any
-    """The model's Hugging Face tokenizer: both engines render prompts with it."""
+    tokenizer: Any = None
+    """The model's Hugging Face tokenizer: both engines render prompts with it (None: an
+    engine that renders no prompts, e.g. a test's)."""
 
     def __init__(self, model_path: Path) -> None:
         self.model_path = Path(model_path)

@@ -42,9 +42,8 @@ def rank_batches(batches: Sequence[Batch], rank: int, world: int) -> list[Batch]
 
 def prompt_length(engine: object) -> Callable[[Sequence[dict]], int]:
     """How a conversation's length is measured for the plan: the engine's own token count
-    where it renders prompts (both engines do), else characters. Only the order of the
-    batches depends on it, never what a row samples given its batch."""
-    render = getattr(engine, "render", None)
-    if callable(render):
-        return lambda conversation: len(render(conversation))
+    where it renders prompts with a tokenizer (both engines do), else characters. Only the
+    order of the batches depends on it, never what a row samples given its batch."""
+    if getattr(engine, "tokenizer", None) is not None:
+        return lambda conversation: len(engine.render(conversation))  # type: ignore[attr-defined]
     return lambda conversation: sum(len(str(m.get("content", ""))) for m in conversation)
