@@ -250,10 +250,9 @@ def _measure_all(engine: GeneratorBackend, folder: Path, data: Path | None, dtyp
 
 
 def _mean_prompt_tokens(engine: GeneratorBackend, conversations: Sequence) -> float | None:
-    render = getattr(engine, "render", None)
-    if render is None:
+    if engine.tokenizer is None:
         return None
-    return round(sum(len(render(c)) for c in conversations) / len(conversations), 1)
+    return round(sum(len(engine.render(c)) for c in conversations) / len(conversations), 1)
 
 
 def random_model_like(folder: Path, out: Path) -> Path:
