@@ -92,13 +92,13 @@ def _api_services(socket_url: str) -> list[psutil.Process]:
 
 def _podman_api() -> bool:
     try:
-        return engine_command().endswith("podman") and "DOCKER_HOST" not in os.environ
+        return engine_command().endswith("podman")
     except EngineError:
         return False  # no engine: the file is deselected anyway
 
 
 @pytest.mark.skipif(not _podman_api(),
-                    reason="podman's own API socket: docker and DOCKER_HOST keep theirs")
+                    reason="podman's API service: docker keeps its own daemon")
 def test_a_stopped_docker_api_is_started_once_on_demand(images: None, tmp_path: Path) -> None:
     """After a reboot podman is there but its API service is not; the container nodes
     start it rather than fail with 'Connection refused' (seen in a fresh `make test`).
@@ -108,6 +108,7 @@ def test_a_stopped_docker_api_is_started_once_on_demand(images: None, tmp_path: 
     path = socket_url.removeprefix("unix://")
     assert not _api_listens(path) and _api_services(socket_url) == []
     pid = ensure_docker_api(socket_url)
+    assert pid is not None and pid != os.getpid()
     try:
         assert ensure_docker_api(socket_url) is None  # answering now: nothing more is started
         assert _api_listens(path)
@@ -115,7 +116,7 @@ def test_a_stopped_docker_api_is_started_once_on_demand(images: None, tmp_path: 
         assert service.pid == pid
         assert service.cwd() == "/"  # not this test's folder: conmon fails once a started-from folder is gone
     finally:
-        service = psutil.Process(pid)
-        service.terminate()
-        service.wait(timeout=20)
+        started = psutil.Process(pid)
+        started.terminate()
+        started.wait(timeout=20)
     assert not _api_listens(path)

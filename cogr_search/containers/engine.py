@@ -55,15 +55,20 @@ def _api_listens(path: str) -> bool:
     return True
 
 
-def ensure_docker_api(socket_url: str = PODMAN_SOCKET) -> int | None:
-    """podman's Docker API answering on ``socket_url``, started as docker/engine/setup.sh starts
-    it when it does not (after a reboot, or when only `podman` was installed): testcontainers
-    speaks that API alone, and `make test` should not fail on a service nobody started.
+def ensure_docker_api(socket_url: str | None = None) -> int | None:
+    """podman's Docker API answering on ``socket_url`` (default: podman's own socket, unless
+    DOCKER_HOST names another API), started as docker/engine/setup.sh starts it when it does not
+    (after a reboot, or when only `podman` was installed): testcontainers speaks that API alone,
+    and `make test` should not fail on a service nobody started.
 
     Returns the pid of the service it started, None when one already answered (or the API is
     someone else's): whoever starts a service can end that one alone, never another's."""
-    if os.environ.get("DOCKER_HOST", socket_url) != socket_url or not engine_command().endswith("podman"):
-        return None  # someone else's API
+    if not engine_command().endswith("podman"):
+        return None  # docker keeps its own daemon
+    if socket_url is None:
+        if os.environ.get("DOCKER_HOST", PODMAN_SOCKET) != PODMAN_SOCKET:
+            return None  # someone else's API
+        socket_url = PODMAN_SOCKET
 
     path = socket_url.removeprefix("unix://")
     if _api_listens(path):
