@@ -63,6 +63,7 @@ class VLLMBackend(GeneratorBackend):
         num_threads: int | None = None,
     ) -> None:
         super().__init__(model_path)
+        self._environ = dict(os.environ)  # put back by close(): vLLM leaves ~20 variables behind
         self.device = "cuda" if gpu_available() else "cpu"
         options: dict = {}
         if self.device == "cpu":
@@ -132,6 +133,15 @@ class VLLMBackend(GeneratorBackend):
             return
         self.llm = None  # type: ignore[assignment]
         release_engine_state(self._owns_process_group)
+        restore_environ(self._environ)
+
+
+def restore_environ(saved: dict[str, str]) -> None:
+    """The process environment as it was before an engine started. vLLM sets LD_PRELOAD,
+    LOCAL_WORLD_SIZE, HF_HUB_OFFLINE and more in ``os.environ``; left there, every process
+    this one starts later (a `train --processes 2` launcher, a node, a CLI) inherits them."""
+    os.environ.clear()
+    os.environ.update(saved)
 
 
 def release_engine_state(owns_process_group: bool = True) -> None:

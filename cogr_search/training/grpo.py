@@ -32,6 +32,7 @@ from cogr_search.runs.config import GRPOSideConfig
 from cogr_search.ranks import Ranks, per_device_batch
 from cogr_search.training.grpo_rollouts import rank_invariant_trainer
 from cogr_search.training.vllm_rollouts import close_rollout_engine, prepare_cpu_rollouts, repack_after_each_sync
+from cogr_search.generators.vllm_backend import restore_environ
 
 
 @dataclass
@@ -108,6 +109,7 @@ def train_grpo(
     configure_torch_threads()
     on_gpu = torch.cuda.is_available()
     vllm = resolve_backend(backend, job="rollouts") == "vllm" if use_vllm is None else use_vllm
+    environ = dict(os.environ)  # put back after the rollout engine is closed (restore_environ)
     if vllm and not on_gpu:
         prepare_cpu_rollouts()
     work_dir = work_dir_for(out_dir)
@@ -168,6 +170,7 @@ def train_grpo(
     seconds = time.perf_counter() - start
     if vllm and not on_gpu:
         close_rollout_engine(trainer)
+        restore_environ(environ)
     log = [entry for entry in trainer.state.log_history if "reward" in entry]
     digests = finish_training(trainer, tokenizer, out_dir, work_dir, config.lora, ranks)
     return GRPOResult(
