@@ -140,7 +140,7 @@ def test_bench_diversity_compares_files_on_shared_ids(tmp_path) -> None:  # noqa
     write_keyword_file(varied, [("q1", ["office chair", "floor lamp"]), ("q3", ["sofa"])])
     outcome = CliRunner().invoke(cli, ["bench", "diversity", str(collapsed), str(varied), "--json"])
     assert outcome.exit_code == 0, outcome.output
-    result = json.loads(outcome.output)
+    result = json.loads(outcome.stdout)
     assert result["ids"] == 1  # only q1 is in both
     first, second = result["files"]
     assert first["share_pairs_cosine_over_0.9"] == 1.0 and second["share_pairs_cosine_over_0.9"] == 0.0

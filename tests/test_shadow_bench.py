@@ -36,7 +36,7 @@ def test_cli_json_output() -> None:
               "--passes", "1", "--json"],
     )
     assert outcome.exit_code == 0, outcome.output
-    payload = json.loads(outcome.output)
+    payload = json.loads(outcome.stdout)
     assert KEYS <= set(payload) and payload["group"] == 8
 
 

@@ -88,7 +88,7 @@ def test_scale_sweep_reports_each_size(base: KeywordCatalog) -> None:
         "--groups", "3", "--passes", "1", "--json",
     ])
     assert outcome.exit_code == 0, outcome.output
-    result = json.loads(outcome.output)
+    result = json.loads(outcome.stdout)
     assert result["stopped"] is None
     assert [p["items"] for p in result["points"]] == [n, 2 * n]
     for point in result["points"]:
