@@ -1,12 +1,14 @@
 """An application writing through an alias while cogr-search syncs it (a real process).
 
 `python -m tests.sync_writer URL ALIAS N_ITEMS` runs rounds of writes until a line
-arrives on stdin (or `MAX_ROUNDS`): round i indexes new documents, overwrites one item
-(new title), partially updates another (`_update` with `doc`) and deletes a third, each
-range disjoint (deletes count down from the first third's end, renames up from 0), so the expected final content follows from the number of rounds alone
-(`expected`). A write refused by a sync's freeze (HTTP 403, the write block) is retried
-until it goes through: an application loses nothing it retries. After each round it
-prints `ok <i>`; at the end `done <rounds> refused <count>`.
+arrives on stdin: round i indexes new documents, overwrites one item (new title),
+partially updates another (`_update` with `doc`) and deletes a third, each range
+disjoint (deletes count down from the first third's end, renames up from 0), so the
+expected final content follows from the number of rounds alone (`expected`). A write
+refused by a sync's freeze (HTTP 403, the write block) is retried until it goes through:
+an application loses nothing it retries. After each round it prints `ok <i>`. Out of
+disjoint ranges (N_ITEMS/6 rounds, at most `MAX_ROUNDS`) it prints `idle <rounds>` and
+waits for the line; at the end `done <rounds> refused <count>`.
 """
 
 from __future__ import annotations
@@ -85,6 +87,8 @@ def main(url: str, alias: str, n_items: int) -> None:
         refused += _retrying(lambda: client.delete(index=alias, id=item_id(third - 1 - i)))
         rounds += 1
         print(f"ok {rounds}", flush=True)
+    print(f"idle {rounds}", flush=True)
+    sys.stdin.readline()  # out of disjoint ranges: idle until asked, so the test's `stop` finds it running
     print(f"done {rounds} refused {refused}", flush=True)
 
 

@@ -118,3 +118,15 @@ def test_scale_items_must_be_counts() -> None:
                                        "--scale-items", "55000,lots"])
     assert outcome.exit_code != 0
     assert "'lots' is not an item count" in outcome.output
+
+
+def test_a_large_parent_does_not_count_toward_the_childs_peak(base: KeywordCatalog) -> None:
+    """Linux hands a parent's RSS high-water mark to the child it forks (ru_maxrss): the
+    sweep's child measures its own address space, so a test run that loaded models (or
+    any big caller) does not stop the sweep at its first size."""
+    n = len(base.titles)
+    ballast = np.ones(3 * 2**30 // 8)  # 3 GiB resident in this process
+    result = reward_scale.run(sample_catalog_path(), sizes=[n], groups=1, passes=1, max_rss_gib=2.0)
+    assert ballast[-1] == 1.0
+    assert result["stopped"] is None, result["stopped"]
+    assert result["points"][0]["peak_rss_mib"] < 2048

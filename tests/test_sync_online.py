@@ -52,6 +52,7 @@ class Writer:
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         )
         self.rounds = 0
+        self.idle = False  # it wrote all the rounds its item ranges allow and waits for `stop`
         self.done: str | None = None
         self.changed = threading.Condition()
         self.reader = threading.Thread(target=self._read, daemon=True)
@@ -62,14 +63,18 @@ class Writer:
             with self.changed:
                 if line.startswith("ok "):
                     self.rounds = int(line.split()[1])
+                elif line.startswith("idle "):
+                    self.idle = True
                 elif line.startswith("done "):
                     self.done = line.strip()
                 self.changed.notify_all()
 
     def wait_rounds(self, at_least: int, timeout: float = 60.0) -> None:
         with self.changed:
-            assert self.changed.wait_for(lambda: self.rounds >= at_least or self.proc.poll() is not None, timeout)
+            assert self.changed.wait_for(
+                lambda: self.rounds >= at_least or self.idle or self.proc.poll() is not None, timeout)
         assert self.proc.poll() is None, self.proc.stderr.read()  # type: ignore[union-attr]
+        assert self.rounds >= at_least, f"the writer ran out of rounds at {self.rounds} (wanted {at_least})"
 
     def stop(self) -> int:
         """Ask it to finish its round and exit; the number of rounds it completed."""

@@ -123,8 +123,26 @@ def measure(
         "ns_per_affected_query": round(1e9 / item_rate / max(affected, 1.0), 1),
         "max_abs_diff_batched": timed["batched_diff"],
         "load_average": round(os.getloadavg()[0], 2),
-        "peak_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),  # KiB on Linux
+        "peak_rss_mib": round(_own_peak_rss() / _MIB, 1),
     }
+
+
+def _own_peak_rss() -> int:
+    """This process's peak RSS in bytes since it exec'd.
+
+    Why not `getrusage(...).ru_maxrss`: Linux carries the forking parent's high-water mark
+    across fork and exec into it, so a child of a 9 GiB process (a test run that loaded
+    models) reported 9 GiB and stopped the sweep at its first size. /proc's VmHWM belongs
+    to the new address space alone; ru_maxrss only where there is no /proc.
+    """
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024  # kB
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # KiB on Linux
 
 
 def _tree_rss(process: psutil.Process) -> int:
