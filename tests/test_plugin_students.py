@@ -74,9 +74,9 @@ def deployed(cluster: Cluster, opensearch_url: str, run) -> Iterator[str]:  # no
     assert report.failed == 0, report.failures
     cluster.call(cluster.client.indices.refresh, index=alias)
     yield alias
-    for pipeline in ("t-ic-ingest", "t-ic-bad-ingest"):
+    for pipeline in ("t-ic-ingest", "t-ic-bad-ingest", "t-ic-gone-ingest"):
         cluster.client.transport.perform_request("DELETE", f"/_ingest/pipeline/{pipeline}", params={"ignore": 404})
-    for pipeline in ("t-ic", "t-ic-bad"):
+    for pipeline in ("t-ic", "t-ic-bad", "t-ic-gone"):
         cluster.client.transport.perform_request("DELETE", f"/_search/pipeline/{pipeline}", params={"ignore": 404})
     cluster.client.indices.delete(index=f"{alias}--r*", ignore=[404])
 
@@ -160,6 +160,49 @@ def test_a_model_that_cannot_load_falls_back_marked_and_fails_ingest_batches(clu
     assert (report.failed, report.documents_in_index) == (5, 0), report.as_dict()
     assert all(reason in f and "batch of" in f for f in report.failures), report.failures
     cluster.client.indices.delete(index="t-ic-bad-target--r*", ignore=[404])
+
+
+def _bench(*args: str) -> dict:
+    outcome = CliRunner().invoke(cli, ["bench", *args, "--json"])
+    assert outcome.exit_code == 0, outcome.output
+    return json.loads(outcome.stdout)
+
+
+def test_bench_times_bm25_beside_the_in_cluster_pipelines(cluster: Cluster, deployed: str,
+                                                          opensearch_url: str) -> None:
+    """`bench search --in-cluster` and `bench ingest --enrich` measure the service-free
+    route (no service is running anywhere here) and check that it expanded what it timed."""
+    searched = _bench("search", "--index", deployed, "--in-cluster", "--pipeline", "t-ic", "--max-queries", "5",
+                      "--passes", "2", "--cluster-url", opensearch_url)
+    assert searched["settings"]["queries"] == 5 and searched["settings"]["pipeline"] == "t-ic"
+    assert searched["in_cluster_p50_ms"] > 0 and searched["bm25_p50_ms"] > 0
+    assert searched["in_cluster_vs_bm25_p50"] == pytest.approx(
+        searched["in_cluster_p50_ms"] / searched["bm25_p50_ms"], rel=0.2)
+    enriched = _bench("ingest", "--data", str(sample_catalog_path()), "--max-items", "100",
+                      "--enrich", "t-ic-ingest", "--cluster-url", opensearch_url)
+    (figures,) = enriched["clusters"]
+    assert enriched["docs"] == figures["enriched_with_keywords"] == 100
+    assert figures["enriched_docs_per_s"] > 0 and figures["plain_docs_per_s"] > 0
+    assert not cluster.client.indices.exists(index="bench-enriched-bulk")
+
+
+def test_bench_refuses_to_time_a_pipeline_that_falls_back(cluster: Cluster, deployed: str,
+                                                          opensearch_url: str) -> None:
+    """A pipeline whose model cannot load answers fast with plain BM25: timing it would
+    report the fallback as the student's speed."""
+    models = StudentModels(run="gone", round=0, query_model="gone+r0+student-none",
+                           item_model="gone+r0+student-none", k_max=30)
+    install_pipelines(cluster, PipelineConfig(service_url=None, students=models, batch_size=3),
+                      "t-ic-gone-ingest", "t-ic-gone")
+    outcome = CliRunner().invoke(cli, ["bench", "search", "--index", deployed, "--in-cluster", "--pipeline",
+                                       "t-ic-gone", "--max-queries", "2", "--cluster-url", opensearch_url])
+    assert outcome.exit_code == 1
+    assert "did not expand" in outcome.output and "gone+r0+student-none" in outcome.output, outcome.output
+    outcome = CliRunner().invoke(cli, ["bench", "ingest", "--data", str(sample_catalog_path()), "--max-items", "10",
+                                       "--enrich", "t-ic-gone-ingest", "--cluster-url", opensearch_url])
+    assert outcome.exit_code == 1 and "raw _bulk failed" in outcome.output, outcome.output
+    outcome = CliRunner().invoke(cli, ["bench", "search", "--index", deployed, "--cluster-url", opensearch_url])
+    assert outcome.exit_code != 0 and "--in-cluster" in outcome.output, outcome.output
 
 
 WIDE_K_MAX = 40

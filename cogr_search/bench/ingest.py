@@ -8,17 +8,24 @@ keep-alive HTTP connection (the floor that any client library adds its overhead 
 With `--cluster-url` (repeatable) the same documents go to existing clusters instead of
 a throwaway local node, one after the other in one run: OpenSearch and Elasticsearch
 side by side, each with its engine's client behind the same bulk loop.
+
+With `enrich` (an ingest pipeline's name, `bench ingest --enrich`), the service-free
+route instead (docs/students.md): raw `_bulk` of the same bodies with and without the
+pipeline whose `cogr_keywords` runs the run's item student inside the node, in the
+order A B B A; every enriched document must carry keywords, or the bench stops (a
+pipeline that failed its documents would otherwise look fast).
 """
 
 from __future__ import annotations
 
 import http.client
 import json
+import os
 import statistics
 import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from urllib.parse import urlsplit
+from urllib.parse import quote, urlsplit
 
 from cogr_search.bench.node import throwaway_node
 from cogr_search.data import load_dataset
@@ -26,6 +33,8 @@ from cogr_search.errors import CogrError
 from cogr_search.cluster import json_codec
 from cogr_search.cluster.bulk import bulk_write
 from cogr_search.cluster.client import Cluster
+from cogr_search.cluster.documents import KEYWORDS
+from cogr_search.cluster.engines import NOT_FOUND
 from cogr_search.connect import connect
 from cogr_search.cluster.documents import item_document
 from cogr_search.cluster.mappings import index_body
@@ -75,24 +84,30 @@ def _ndjson_chunks(name: str, docs: Sequence[Doc]) -> Iterator[bytes]:
         yield b"\n".join(lines) + b"\n"
 
 
-def raw_bulk_rate(url: str, cluster: Cluster, name: str, docs: Sequence[Doc], replicas: int | None = None) -> float:
-    """Documents per second for raw `_bulk` POSTs over one keep-alive connection."""
+def raw_bulk_rate(url: str, cluster: Cluster, name: str, docs: Sequence[Doc], replicas: int | None = None,
+                  pipeline: str | None = None) -> float:
+    """Documents per second for raw `_bulk` POSTs over one keep-alive connection (through
+    the ingest `pipeline` when given)."""
     fresh_index(cluster, name, replicas)
     parts = urlsplit(url)
     conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=120)
+    path = "/_bulk" + (f"?pipeline={quote(pipeline)}" if pipeline else "")
     start = time.perf_counter()
     for body in _ndjson_chunks(name, docs):
-        conn.request("POST", "/_bulk", body=body, headers={"Content-Type": "application/x-ndjson"})
+        conn.request("POST", path, body=body, headers={"Content-Type": "application/x-ndjson"})
         response = conn.getresponse()
         payload = json.loads(response.read())
         if response.status != 200 or payload.get("errors"):
-            raise CogrError(f"raw _bulk failed with HTTP {response.status}")
+            reason = next((v["error"] for item in payload.get("items", []) for v in item.values() if v.get("error")),
+                          payload.get("error"))
+            raise CogrError(f"raw _bulk failed with HTTP {response.status}: {json.dumps(reason)[:300]}")
     conn.close()
     finish(cluster, name, len(docs))
     return len(docs) / (time.perf_counter() - start)
 
 
 BENCH_INDICES = ("bench-warmup", "bench-raw-bulk", "bench-bulk-write")
+ENRICH_INDICES = ("bench-plain-bulk", "bench-enriched-bulk")
 
 
 def measure(cluster: Cluster, docs: Sequence[Doc]) -> dict:
@@ -112,14 +127,55 @@ def measure(cluster: Cluster, docs: Sequence[Doc]) -> dict:
     }
 
 
+def _with_keywords(cluster: Cluster, index: str) -> int:
+    query = {"query": {"exists": {"field": KEYWORDS}}}
+    return cluster.call(cluster.client.count, index=index, body=query)["count"]
+
+
+def enrich_rate(cluster: Cluster, docs: Sequence[Doc], pipeline: str) -> dict:
+    """Items per second through the ingest pipeline next to raw `_bulk` of the same bodies."""
+    try:
+        cluster.call(cluster.client.ingest.get_pipeline, id=pipeline)
+    except NOT_FOUND:
+        raise CogrError(f"no ingest pipeline {pipeline!r} on the cluster "
+                        "(install it with `cogr-search index create --pipelines --run RUN`)") from None
+    plain_name, enriched_name = ENRICH_INDICES
+    started = time.perf_counter()
+    raw_bulk_rate(cluster.url, cluster, enriched_name, docs[:500], pipeline=pipeline)  # loads the student
+    first_batch_s = time.perf_counter() - started
+    plain, enriched = [raw_bulk_rate(cluster.url, cluster, plain_name, docs)], []
+    for _ in range(2):
+        enriched.append(raw_bulk_rate(cluster.url, cluster, enriched_name, docs, pipeline=pipeline))
+        carrying = _with_keywords(cluster, enriched_name)
+        if carrying != len(docs):
+            raise CogrError(f"pipeline {pipeline!r}: {carrying} of {len(docs)} documents carry {KEYWORDS}")
+    plain.append(raw_bulk_rate(cluster.url, cluster, plain_name, docs))
+    cluster.call(cluster.client.indices.delete, index=",".join(ENRICH_INDICES), ignore_unavailable=True)
+    return {
+        "pipeline": pipeline,
+        "plain_docs_per_s": round(statistics.mean(plain), 1),
+        "enriched_docs_per_s": round(statistics.mean(enriched), 1),
+        "enriched_vs_plain": round(statistics.mean(enriched) / statistics.mean(plain), 3),
+        "enriched_with_keywords": len(docs),
+        "first_batch_s": round(first_batch_s, 2),
+        "load_average_1m": round(os.getloadavg()[0], 2),
+    }
+
+
 def run(
-    data: Path, settings: Settings, port: int | None, heap: str, max_items: int | None, urls: Sequence[str] = ()
+    data: Path, settings: Settings, port: int | None, heap: str, max_items: int | None, urls: Sequence[str] = (),
+    enrich: str | None = None,
 ) -> dict:
     """Index the catalog both ways on a fresh local node (or on each of `urls`, in
-    turn); return the figures."""
+    turn); with `enrich`, with and without that ingest pipeline on each of `urls`
+    (the local node when none is given); return the figures."""
     dataset = load_dataset(data)
     docs = [(item.id, item_document(item)) for item in list(dataset.items.values())[:max_items]]
     common = {"data": str(data), "docs": len(docs), "chunk_size": CHUNK, "runs_per_method": 2}
+    if enrich is not None:
+        clusters = [connect(settings, url.rstrip("/")) for url in urls] or [connect(settings)]
+        return {**common, "cores": os.cpu_count(),
+                "clusters": [{"url": c.url, **enrich_rate(c, docs, enrich)} for c in clusters]}
     if urls:
         clusters = [measure(connect(settings, url.rstrip("/")), docs) for url in urls]
         result: dict = {**common, "clusters": clusters}

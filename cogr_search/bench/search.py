@@ -12,6 +12,12 @@ OpenSearch figures carry the same client overhead and their ratios are meaningfu
   and at 16 concurrent clients (`service_cached_rps`, `service_cached_c16_*`).
 The three OpenSearch figures are interleaved query by query, so machine noise hits
 them alike.
+
+`search_latency` (`bench search --in-cluster`) times the service-free route
+(docs/students.md): the search pipeline's `cogr_expand` runs the run's query student
+inside the node, so there is no service to start; plain BM25 and the same `match`
+through the pipeline, interleaved the same way. A pipeline that falls back (model missing
+or corrupt) would time plain BM25 twice: every warm-up answer must say `expanded`.
 """
 
 from __future__ import annotations
@@ -60,8 +66,17 @@ def percentile(values: Sequence[float], q: float) -> float | None:
     return round(ordered[min(len(ordered) - 1, int(q / 100.0 * len(ordered)))], 3)
 
 
-class _SearchClient:
+class SearchClient:
     """POST `_search` bodies over one persistent connection; returns client-side ms."""
+
+    @classmethod
+    def for_cluster(cls, cluster: Cluster) -> SearchClient:
+        """One connection to `cluster`, with its user and password where it has them."""
+        settings, auth = cluster.settings, None
+        if settings.cluster_user:
+            password = settings.cluster_password.get_secret_value() if settings.cluster_password else ""
+            auth = (settings.cluster_user, password)
+        return cls(cluster.url, auth)
 
     def __init__(self, url: str, settings_auth: tuple[str, str] | None) -> None:
         parts = urlsplit(url)
@@ -92,15 +107,18 @@ class _SearchClient:
 def _query_texts(run: RunDir, data: Path | None, limit: int) -> tuple[list[str], str]:
     """Query texts from --data, else the run's own dataset, else the sample catalog."""
     source = data or Path(run.config().data or sample_catalog_path())
-    if not source.exists():
-        source = sample_catalog_path()
+    return query_texts(source if source.exists() else sample_catalog_path(), limit)
+
+
+def query_texts(source: Path, limit: int) -> tuple[list[str], str]:
+    """The first `limit` distinct query texts of a labelled dataset, and where they came from."""
     texts = list(dict.fromkeys(q.text for q in load_dataset(source).queries.values() if q.text.strip()))
     if not texts:
         raise CogrError(f"{source}: no queries to benchmark with")
     return texts[:limit], str(source)
 
 
-def _pipeline_state(client: _SearchClient, name: str) -> str | None:
+def pipeline_state(client: SearchClient, name: str) -> str | None:
     """None when the search pipeline exists, else why the pipeline figures are null."""
     status, _, _ = client.request("GET", f"/_search/pipeline/{quote(name)}")
     if status == 200:
@@ -111,7 +129,7 @@ def _pipeline_state(client: _SearchClient, name: str) -> str | None:
 def run(
     cluster: Cluster,
     alias: str,
-    run_name: str,
+    run_name: str | None,
     round_: int | None = None,
     *,
     runs_dir: Path | None = None,
@@ -123,20 +141,25 @@ def run(
     cold_samples: int = 5,
     clients: int = 16,
     requests: int = 10_000,
+    in_cluster: bool = False,
 ) -> dict:
-    """Measure everything once, in one process, against `alias` and a fresh service."""
+    """Measure everything once, in one process, against `alias` and a fresh service (with
+    `in_cluster`: against `alias` and its in-cluster pipeline alone, no service, no run)."""
+    if in_cluster:
+        texts, source = query_texts(data or sample_catalog_path(), max_queries)
+        result = search_latency(cluster, alias, pipeline, texts, passes=passes, field=field)
+        result["settings"]["queries_from"] = source
+        return result
+    if run_name is None:
+        raise CogrError("bench search: --run names the run whose query generator the service serves "
+                        "(or --in-cluster times the plugin's students, with no service)")
     run_dir = RunDir.open(run_name, runs_dir)
     round_ = run_dir.require_round(round_)
     if alias_target(cluster, alias) is None:
         raise CogrError(f"alias {alias!r} does not exist: ingest and sync (or ingest --enrich) first")
     texts, source = _query_texts(run_dir, data, max_queries)
-    settings = cluster.settings
-    auth = None
-    if settings.cluster_user:
-        password = settings.cluster_password.get_secret_value() if settings.cluster_password else ""
-        auth = (settings.cluster_user, password)
-    client = _SearchClient(cluster.url, auth)
-    pipeline_note = _pipeline_state(client, pipeline)
+    client = SearchClient.for_cluster(cluster)
+    pipeline_note = pipeline_state(client, pipeline)
 
     # A long generation timeout: the warm-up expands every query, on cores others may be using.
     options = ("--round", str(round_), "--sides", "query", "--generation-timeout", str(WARM_UP_TIMEOUT_S))
@@ -204,4 +227,50 @@ def run(
             "cold_samples": len(cold), "clients": clients, "requests": len(loaded.latencies_ms),
             "opensearch": cluster.url, "cores": os.cpu_count(),
         },
+    }
+
+
+def _expanded_search_ms(client: SearchClient, alias: str, body: dict, pipeline: str, text: str) -> float:
+    """One search through the pipeline; refused unless the plugin expanded it."""
+    status, answer, elapsed = client.request("POST", f"/{quote(alias)}/_search?search_pipeline={quote(pipeline)}", body)
+    if status != 200:
+        raise CogrError(f"search through {pipeline!r} answered HTTP {status}: {str(answer)[:200]}")
+    cogr = answer.get("ext", {}).get("cogr", {})
+    if not cogr.get("expanded"):
+        raise CogrError(f"pipeline {pipeline!r} did not expand {text!r} (it fell back: {cogr.get('reason', cogr)}): "
+                        "timing it would time plain BM25")
+    return elapsed
+
+
+def search_latency(cluster: Cluster, alias: str, pipeline: str, texts: Sequence[str], *, passes: int = 5,
+                   field: str = "title") -> dict:
+    """Plain BM25 and the in-cluster pipeline on the same `match` bodies, p50/p99 in ms."""
+    if alias_target(cluster, alias) is None:
+        raise CogrError(f"alias {alias!r} does not exist: ingest first")
+    client = SearchClient.for_cluster(cluster)
+    note = pipeline_state(client, pipeline)
+    if note is not None:
+        raise CogrError(note)
+    bodies = {t: {"query": {"match": {field: t}}, "size": 10} for t in texts}
+    # The first search through the pipeline: where no node has loaded the student yet, this
+    # is the load on first use (reading its chunks, checking the digest, building the model).
+    first_ms = _expanded_search_ms(client, alias, bodies[texts[0]], pipeline, texts[0])
+    for text in texts:  # warm-up, and the check that every query expands
+        client.search(alias, bodies[text])
+        _expanded_search_ms(client, alias, bodies[text], pipeline, text)
+    bm25, piped = [], []
+    for _ in range(passes):
+        for text in texts:
+            bm25.append(client.search(alias, bodies[text]))
+            piped.append(client.search(alias, bodies[text], pipeline))
+    return {
+        "bm25_p50_ms": percentile(bm25, 50),
+        "bm25_p99_ms": percentile(bm25, 99),
+        "in_cluster_p50_ms": percentile(piped, 50),
+        "in_cluster_p99_ms": percentile(piped, 99),
+        "in_cluster_vs_bm25_p50": round(statistics.median(piped) / statistics.median(bm25), 3),
+        "first_search_ms": round(first_ms, 1),
+        "load_average_1m": round(os.getloadavg()[0], 2),
+        "settings": {"index": alias, "pipeline": pipeline, "queries": len(texts), "passes": passes, "field": field,
+                     "cluster": cluster.url, "cores": os.cpu_count()},
     }

@@ -42,11 +42,14 @@ max_items_option = click.option("--max-items", type=int, default=None, help="Use
 @click.option("--cluster-url", "urls", multiple=True, metavar="URL",
               help="Measure on this existing cluster (OpenSearch or Elasticsearch) instead of a fresh local node; "
                    "repeat for a side-by-side run.")
+@click.option("--enrich", "enrich", is_flag=False, flag_value="cogr-ingest", default=None, metavar="[PIPELINE]",
+              help="Time raw _bulk with and without this ingest pipeline (default cogr-ingest: the one "
+                   "`index create --pipelines --run RUN` installs) on --cluster-url, else the local node.")
 @json_output
 def ingest_bench(data: Path, port: int | None, heap: str, max_items: int | None, urls: tuple[str, ...],
-                 as_json: bool) -> None:
+                 enrich: str | None, as_json: bool) -> None:
     """Start a fresh local node (or use --cluster-url ones) and compare the bulk loop with raw _bulk on DATA's items."""
-    result = ingest.run(data, settings_from(), port=port, heap=heap, max_items=max_items, urls=urls)
+    result = ingest.run(data, settings_from(), port=port, heap=heap, max_items=max_items, urls=urls, enrich=enrich)
     _print(result, as_json)
 
 
@@ -291,7 +294,8 @@ def sft_bench(run_name: str, runs_dir: Path | None, side: str, steps: int, preci
 
 @bench.command("search")
 @click.option("--index", "alias", required=True, help="Alias with synced (or enriched) keywords.")
-@click.option("--run", "run_name", required=True, help="Run whose query generator the service serves.")
+@click.option("--run", "run_name", default=None, help="Run whose query generator the service serves "
+              "(required unless --in-cluster).")
 @click.option("--round", "round_", type=int, default=None, help="Round (default: the latest complete round).")
 @runs_dir
 @click.option("--data", type=click.Path(exists=True, path_type=Path), default=None,
@@ -305,15 +309,18 @@ def sft_bench(run_name: str, runs_dir: Path | None, side: str, steps: int, preci
 @click.option("--clients", type=click.IntRange(min=1), default=16, show_default=True)
 @click.option("--requests", type=click.IntRange(min=100), default=10_000, show_default=True,
               help="Cached service requests at --clients.")
+@click.option("--in-cluster", is_flag=True,
+              help="Time plain BM25 against --pipeline when it runs the run's students inside the cluster "
+                   "(`index create --pipelines --run RUN`): no service, no --run.")
 @opensearch_url
 @json_output
-def search_bench(alias: str, run_name: str, round_: int | None, runs_dir: Path | None, data: Path | None,
+def search_bench(alias: str, run_name: str | None, round_: int | None, runs_dir: Path | None, data: Path | None,
                  max_queries: int, passes: int, field: str, pipeline: str, cold_samples: int, clients: int,
-                 requests: int, opensearch_url: str | None, as_json: bool) -> None:
+                 requests: int, in_cluster: bool, opensearch_url: str | None, as_json: bool) -> None:
     """BM25 vs expanded vs pipeline latencies on --index, and the service's cold and cached paths."""
 
     cluster = connect(settings_from(opensearch_url=opensearch_url))
     result = search.run(cluster, alias, run_name, round_, runs_dir=runs_dir, data=data, max_queries=max_queries,
                         passes=passes, field=field, pipeline=pipeline, cold_samples=cold_samples, clients=clients,
-                        requests=requests)
+                        requests=requests, in_cluster=in_cluster)
     _print(result, as_json)
