@@ -151,3 +151,52 @@ def test_a_sync_with_replicas_survives_a_node_killed_mid_copy(three_nodes: tuple
     status = _cli("sync", "--index", alias, "--status", "--opensearch-url", url, timeout=60)
     assert status.returncode == 0, status.stderr
     assert "cluster: " in status.stdout and " 3 nodes" in status.stdout
+
+
+def test_every_node_expands_with_the_students_stored_in_the_cluster(three_nodes: tuple[Path, str],
+                                                                    tmp_path: Path) -> None:
+    """The service-free route on three nodes: the student index has a copy on every node,
+    and each node, as the one a request reaches, loads the students and expands: ingest
+    batches sent to each node carry the item student's keywords, and a search sent to each
+    node returns the Python API's hits, expanded (no fallback)."""
+    from click.testing import CliRunner
+
+    from cogr_search.cli.main import cli
+    from cogr_search.cluster.documents import KEYWORDS
+    from cogr_search.cluster.ingest import ingest_items
+    from cogr_search.cluster.student_store import STUDENT_INDEX
+    from cogr_search.data import load_dataset, sample_catalog_path
+    from cogr_search.serve.client import CogrSearch
+    from tests.student_support import make_keyword_run
+
+    _, url = three_nodes
+    run = make_keyword_run(tmp_path / "runs", "three")
+    distilled = CliRunner().invoke(cli, ["train", "distill", "--run", str(run.root), "--threads", "1"])
+    assert distilled.exit_code == 0, distilled.output
+    alias = "t-three-students"
+    created = _cli("index", "create", "--index", alias, "--pipelines", "--run", str(run.root), "--cluster-url", url)
+    assert created.returncode == 0 and "in the cluster" in created.stdout, created.stderr + created.stdout
+    port = int(url.rsplit(":", 1)[1])
+    nodes = [connect_to(f"http://127.0.0.1:{port + n}") for n in range(NODES)]
+    health = nodes[0].client.cluster.health(index=STUDENT_INDEX, wait_for_status="green")  # 30 s at most
+    assert health["status"] == "green", health
+    copies = nodes[0].client.cat.shards(index=STUDENT_INDEX, format="json")
+    assert len({c["node"] for c in copies if c["state"] == "STARTED"}) == NODES, copies
+
+    dataset = load_dataset(sample_catalog_path())
+    items = list(dataset.items.values())[:60]
+    for n, node in enumerate(nodes):  # each node ingests a third, through the pipeline
+        report = ingest_items(node, alias, items[n::NODES], chunk_size=10, progress=False, pipeline="cogr-ingest")
+        assert report.failed == 0, report.failures
+    nodes[0].client.indices.refresh(index=alias)
+    enriched = nodes[0].client.count(index=alias, body={"query": {"exists": {"field": KEYWORDS}}})["count"]
+    assert enriched >= len(items) // 2  # the rule-made keywords leave some items without any
+
+    api = CogrSearch.from_run(nodes[0].client, run.root, index=alias)
+    for text in [q.text for q in dataset.queries.values()][:6]:
+        expected = [hit.id for hit in api.search(text, size=10).hits]
+        for node in nodes:
+            response = node.client.search(index=alias, body={"query": {"match": {"title": text}}, "size": 10},
+                                          params={"search_pipeline": "cogr"})
+            assert response["ext"]["cogr"]["expanded"] is True, (node.url, response["ext"]["cogr"])
+            assert [hit["_id"] for hit in response["hits"]["hits"]] == expected, (node.url, text)
