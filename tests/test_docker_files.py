@@ -55,6 +55,20 @@ def test_setup_job_waits_then_creates_the_index_with_flags_the_cli_has(compose: 
         assert flag in help_text, flag
 
 
+def test_the_service_free_compose_file_runs_no_service_and_deploys_the_students() -> None:
+    students = yaml.safe_load((DOCKER / "compose-students.yaml").read_text())
+    assert set(students["services"]) == {"opensearch", "setup"}
+    assert "plugins.cogr.service_url" not in students["services"]["opensearch"]["environment"]
+    script = " ".join(students["services"]["setup"]["command"])
+    create = script[script.index("cogr-search index create"):].split()
+    assert "--service-url" not in create and create[create.index("--run") + 1] == '"$${COGR_RUN}"'
+    help_text = CliRunner().invoke(cli, ["index", "create", "--help"]).output
+    for flag in (word for word in create if word.startswith("--")):
+        assert flag in help_text, flag
+    built = {image.name for image in local_images()}
+    assert all(service["image"] in built for service in students["services"].values())
+
+
 def test_opensearch_image_installs_the_zip_on_a_base_given_as_argument() -> None:
     steps = _instructions(DOCKER / "opensearch.Dockerfile")
     assert steps[0] == ("ARG", "BASE=opensearchproject/opensearch:2.19.6") and ("FROM", "${BASE}") in steps
