@@ -52,30 +52,43 @@ def expected_rows(students, dataset, extra_queries: list[str]) -> list[dict]:  #
     return rows
 
 
-def main() -> None:
+def write_vectors(out: Path, data: Path, extra_queries: list[str]) -> int:
+    """Both models' fixtures for a keyword run on `data`, into `out`/<model>/; the rows written."""
     from cogr_search.cli.main import cli
-    from cogr_search.data import load_dataset, sample_catalog_path
+    from cogr_search.data import load_dataset
     from cogr_search.generators.students.distill import students_folder
     from cogr_search.generators.students.export import EXPORT_NAME
     from cogr_search.generators.students.store import load_students
-    from tests.student_support import make_keyword_run, vector_inputs
+    from tests.student_support import make_keyword_run
 
-    dataset = load_dataset(sample_catalog_path())
+    dataset = load_dataset(data)
+    rows: list[dict] = []
     for model in MODELS:
         with tempfile.TemporaryDirectory() as runs:
-            run = make_keyword_run(Path(runs), f"vectors-{model}")
+            run = make_keyword_run(Path(runs), f"vectors-{model}", data=data)
             result = CliRunner().invoke(cli, ["train", "distill", "--run", str(run.root), "--threads", "1",
                                               "--model", model])
             if result.exit_code != 0:
-                sys.exit(result.output)
+                raise RuntimeError(f"train distill --model {model}: {result.output}")
             folder = students_folder(run, 0)
             students = load_students(folder).sides
-            out = HERE / model
             for side in ("query", "item"):
-                write_gzip(out / f"{side}.json.gz", [(folder / side / EXPORT_NAME).read_text(encoding="utf-8").rstrip("\n")])
-            rows = expected_rows(students, dataset, vector_inputs())
-            write_gzip(out / "expected.jsonl.gz", [json.dumps(r, ensure_ascii=False) for r in rows])
-            print(f"{out}: {len(rows)} texts")
+                write_gzip(out / model / f"{side}.json.gz",
+                           [(folder / side / EXPORT_NAME).read_text(encoding="utf-8").rstrip("\n")])
+            rows = expected_rows(students, dataset, extra_queries)
+            write_gzip(out / model / "expected.jsonl.gz", [json.dumps(r, ensure_ascii=False) for r in rows])
+    return len(rows)
+
+
+def main() -> None:
+    from cogr_search.data import sample_catalog_path
+    from tests.student_support import vector_inputs
+
+    try:
+        rows = write_vectors(HERE, sample_catalog_path(), vector_inputs())
+    except RuntimeError as err:
+        sys.exit(str(err))
+    print(f"{HERE}: {rows} texts per model")
 
 
 if __name__ == "__main__":

@@ -37,10 +37,12 @@ def vector_inputs() -> list[str]:
     return [c["input"] for c in cases if c["expected"]]
 
 
-def make_keyword_run(runs_dir: Path, name: str = "students", labelled_fraction: float = 0.75, k_max: int = 30) -> RunDir:
-    """Round 0 of a run on the sample catalog: config, split, item keywords for the first
-    `labelled_fraction` of the items, query keywords for every query (train and val)."""
-    data = sample_catalog_path()
+def make_keyword_run(runs_dir: Path, name: str = "students", labelled_fraction: float = 0.75, k_max: int = 30,
+                     data: Path | None = None) -> RunDir:
+    """Round 0 of a run on `data` (default: the sample catalog): config, split, item
+    keywords for the first `labelled_fraction` of the items, query keywords for every
+    query (train and val)."""
+    data = data or sample_catalog_path()
     dataset = load_dataset(data)
     run = RunDir.create(name, runs_dir)
     run.write_config({"data": str(data), "model": "none", "k_max": k_max, "val_fraction": 0.25})

@@ -34,12 +34,14 @@ from cogr_search.cluster.ingest import ingest_items
 from cogr_search.cluster.pipelines import PipelineConfig, StudentModels, install_pipelines
 from cogr_search.cluster.student_store import STUDENT_INDEX, chunk_documents
 from cogr_search.data import load_dataset, sample_catalog_path
+from cogr_search.data.subset import judged_subset, write_beir
 from cogr_search.generators.students.distill import open_students
 from cogr_search.generators.students.model import item_text
 from cogr_search.keywords import representation
 from cogr_search.runs.keyword_files import read_keyword_file, write_keyword_file
 from cogr_search.serve.client import CogrSearch
 from tests.conftest import both_opensearch_lines, connect_to
+from tests.requirements_check import shared_data_set
 from tests.student_support import make_keyword_run
 
 pytestmark = [pytest.mark.opensearch]
@@ -261,4 +263,57 @@ def test_the_pipelines_serve_at_the_runs_k_max(cluster: Cluster, opensearch_url:
     finally:
         cluster.client.transport.perform_request("DELETE", "/_ingest/pipeline/t-icw-ingest", params={"ignore": 404})
         cluster.client.transport.perform_request("DELETE", "/_search/pipeline/t-icw", params={"ignore": 404})
+        cluster.client.indices.delete(index=f"{alias}--r*", ignore=[404])
+
+
+@pytest.fixture(scope="module")
+def home_depot_run(tmp_path_factory: pytest.TempPathFactory):  # noqa: ANN201 - (RunDir, Path)
+    """The keyword run on real Home Depot text: 150 judged queries and their items, read from
+    ../shared/data at run time (never committed), distilled."""
+    source = shared_data_set("homedepot")
+    root = tmp_path_factory.mktemp("incluster-homedepot")
+    catalog = root / "homedepot-subset"
+    write_beir(judged_subset(load_dataset(source), 150, seed=0), catalog, "test_plugin_students: 150 Home Depot queries")
+    run = make_keyword_run(root / "runs", "homedepot", data=catalog)
+    result = CliRunner().invoke(cli, ["train", "distill", "--run", str(run.root), "--threads", "1"])
+    assert result.exit_code == 0, result.output
+    return run, catalog
+
+
+def test_the_plugin_gives_the_python_students_keywords_and_hits_on_home_depot_text(
+        cluster: Cluster, opensearch_url: str, home_depot_run) -> None:  # noqa: ANN001
+    """The in-cluster equality on real product text (units, fractions, symbols): every
+    ingested item holds the Python item student's keywords, and 20 of 20 queries through
+    the search pipeline return the Python API's hits, expanded."""
+    run, catalog = home_depot_run
+    alias = "t-incluster-hd"
+    result = CliRunner().invoke(cli, ["index", "create", "--index", alias, "--pipelines", "--run", str(run.root),
+                                      "--ingest-pipeline", "t-ichd-ingest", "--search-pipeline", "t-ichd",
+                                      "--cluster-url", opensearch_url])
+    assert result.exit_code == 0, result.output
+    try:
+        dataset = load_dataset(catalog)
+        items = list(dataset.items.values())
+        report = ingest_items(cluster, alias, items, chunk_size=64, progress=False, pipeline="t-ichd-ingest")
+        assert report.failed == 0, report.failures
+        cluster.call(cluster.client.indices.refresh, index=alias)
+        student = open_students(run, 0, ("item",)).sides["item"]
+        hits = _search(cluster, alias, {"query": {"match_all": {}}, "size": 10_000})["hits"]["hits"]
+        assert len(hits) == len(items) > 300
+        for hit in hits:
+            item = dataset.items[hit["_source"]["id"]]
+            expected = representation(student.keywords(item_text(item.title, item.description)), item.title,
+                                      student.k_max)
+            assert hit["_source"]["cogr_keywords"] == expected, item.id
+        api = CogrSearch.from_run(cluster.client, run.root, index=alias)
+        for query in list(dataset.queries.values())[:SAMPLE_QUERIES]:
+            expected = api.search(query.text, size=20)
+            response = _search(cluster, alias, {"query": {"match": {"title": query.text}}, "size": 20}, pipeline="t-ichd")
+            status = response["ext"]["cogr"]
+            assert status["expanded"] is True, status
+            assert status["queries"] == [{"text": query.text, "keywords": expected.representation}], query.text
+            assert [h[0] for h in _ranked(response)] == [h.id for h in expected.hits], query.text
+    finally:
+        cluster.client.transport.perform_request("DELETE", "/_ingest/pipeline/t-ichd-ingest", params={"ignore": 404})
+        cluster.client.transport.perform_request("DELETE", "/_search/pipeline/t-ichd", params={"ignore": 404})
         cluster.client.indices.delete(index=f"{alias}--r*", ignore=[404])
