@@ -19,7 +19,8 @@ process, so the file says exactly what a user would type), reads the one JSON ob
 the command prints, and compares every declared metric: OK when |got - expected| <=
 tolerance, FAIL otherwise; the document count must match exactly. Placeholders:
 `{sample}` is the sample catalog shipped in the package, `{index}` the alias (the file
-name by default), `{data}` the folder given with `--data-root`.
+name by default), `{data}` the folder given with `--data-root`. A metric's name is a key
+of that object, or a dotted path into it (`"curve.sft.mean"`).
 """
 
 from __future__ import annotations
@@ -163,11 +164,24 @@ def run_cli(args: Sequence[str], env: Mapping[str, str]) -> str:
     return done.stdout
 
 
+def _lookup(result: Mapping[str, object], name: str) -> object:
+    """`name` in the command's JSON: a top-level key, else a dotted path into nested objects
+    ("curve.sft.mean": `train metrics`' curve point of the phase sft)."""
+    if name in result:
+        return result[name]
+    value: object = result
+    for part in name.split("."):
+        if not isinstance(value, Mapping) or part not in value:
+            return None
+        value = value[part]
+    return value
+
+
 def check_result(declared: Declared, result: Mapping[str, object], documents: int) -> list[Check]:
     """Every declared metric, then the document count, compared with what the run gave."""
     checks = []
     for name, expected in declared.metrics.items():
-        got = result.get(name)
+        got = _lookup(result, name)
         value = float(got) if isinstance(got, (int, float)) and not isinstance(got, bool) else None
         checks.append(Check(name, expected, value, declared.tolerances.get(name, declared.tolerance)))
     checks.append(Check("documents", float(declared.documents), float(documents), 0.0))

@@ -136,8 +136,13 @@ def test_phase2_rewards_metrics_resume_and_sync(
     remeasured = _invoke(["train", "metrics", "--run", "rl-e2e", "--eval-samples", "2", "--item-samples", "2",
                           "--json"], runs)
     assert remeasured.exit_code == 0, remeasured.output
-    again = json.loads(remeasured.stdout)["phases"]
+    report = json.loads(remeasured.stdout)
+    again = report["phases"]
+    assert set(report["curve"]) == {p["phase"] for p in again} and report["settings"]["items"] == 8
     for before, after in zip(metrics["phases"], again):
+        point = report["curve"][after["phase"]]
+        assert point["mean"] == after["val_F1_mean"] and point["samples"] == 4
+        assert point["min"] == min(after["val_F1_samples"]) and point["max"] == max(after["val_F1_samples"])
         assert after["samples"] == {"query": 2, "item": 2}
         assert len(after["val_F1_samples"]) == 4 and after["val_F1_samples"][0] == before["val"]["F1"]
         assert after["val_F1_mean"] == round(sum(after["val_F1_samples"]) / 4, 4)

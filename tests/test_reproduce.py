@@ -15,7 +15,7 @@ from click.testing import CliRunner
 
 from cogr_search.cli.main import cli
 from cogr_search.errors import InputError
-from cogr_search.reproduce import read_declared
+from cogr_search.reproduce import check_result, read_declared
 from tests.conftest import REPO_ROOT
 
 DECLARED = REPO_ROOT / "reproduce" / "homegoods-bm25.toml"
@@ -76,3 +76,15 @@ def test_every_declared_file_parses_and_expands(path: Path, tmp_path: Path) -> N
     assert result.exit_code == 0, result.output
     declared = read_declared(path)
     assert declared.metrics and declared.documents > 0 and "{" not in result.output.split("expect")[0]
+
+
+def test_a_dotted_metric_name_reads_a_nested_figure(tmp_path: Path) -> None:
+    """`train metrics --json` nests its curve points: "curve.sft.mean" reads them; a path
+    that is not there is a failed check, not an error."""
+    path = tmp_path / "curve.toml"
+    path.write_text('command = "cogr-search train metrics --run r --eval-samples 4"\ndocuments = 359\n'
+                    'tolerance = 0.01\n[metrics]\n"curve.sft.mean" = 0.30\n"curve.rl-item-r9.mean" = 0.5\n')
+    declared = read_declared(path)
+    checks = check_result(declared, {"curve": {"sft": {"mean": 0.305}}}, 359)
+    assert [(c.name, c.got, c.ok) for c in checks] == [
+        ("curve.sft.mean", 0.305, True), ("curve.rl-item-r9.mean", None, False), ("documents", 359.0, True)]

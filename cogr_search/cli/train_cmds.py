@@ -27,7 +27,7 @@ from cogr_search.training.phase1 import check_phase1_inputs, run_phase1
 from cogr_search.ranks import join, rank0_only
 from cogr_search.connect import connect
 from cogr_search.workflows.context import run_context_source
-from cogr_search.training.phase2 import RL_CONFIG_FILE, remeasure, run_phase2
+from cogr_search.training.phase2 import RL_CONFIG_FILE, metrics_report, run_phase2
 from cogr_search.training.learning_check import learnt_nothing
 from cogr_search.workflows.round_sync import run_round_syncer
 from cogr_search.generators.students.distill import distill_run
@@ -304,16 +304,14 @@ def metrics(run_name: str, runs_dir: Path | None, eval_samples: int, item_sample
 
     run = RunDir.open(run_name, runs_dir)
     with contextlib.redirect_stdout(sys.stderr):
-        phases = remeasure(run, eval_samples, item_samples)
+        report = metrics_report(run, eval_samples, item_samples)
     if as_json:
-        emit_json({"run": str(run.root), "eval_samples": eval_samples, "item_samples": item_samples, "phases": phases})
+        emit_json(report)
         return
     click.echo(f"run {run.name}: val F1 per phase over {eval_samples} query x {item_samples} item sample(s)")
-    for p in phases:
-        samples = p.get("val_F1_samples") or [p["val"]["F1"]]
-        mean = sum(samples) / len(samples)
-        click.echo(f"  {p['phase']:<14} mean {mean:.4f}  range {min(samples):.4f}-{max(samples):.4f}  "
-                   f"train mean {p.get('train_F1_mean', p['train']['F1']):.4f}")
+    for phase, point in report["curve"].items():
+        click.echo(f"  {phase:<14} mean {point['mean']:.4f}  range {point['min']:.4f}-{point['max']:.4f}  "
+                   f"train mean {point['train_mean']:.4f}")
 
 
 @train.command("distill")

@@ -484,6 +484,27 @@ def remeasure(
         return write_metrics(run)
 
 
+def curve(phases: Sequence[Mapping]) -> dict[str, dict]:
+    """Each phase's held-out F1 over its (query x item) samples: mean, min and max, and the
+    training queries' mean. What a learning curve plots: one sample moves F1 as much as
+    a few GRPO steps do, so phases are compared by the mean with its range beside it."""
+    points = {}
+    for p in phases:
+        samples = p.get("val_F1_samples") or [p["val"]["F1"]]
+        points[p["phase"]] = {"mean": round(sum(samples) / len(samples), 4), "min": min(samples),
+                              "max": max(samples), "samples": len(samples),
+                              "train_mean": p.get("train_F1_mean", p["train"]["F1"])}
+    return points
+
+
+def metrics_report(run: RunDir, samples: int, item_samples: int = 1) -> dict:
+    """`train metrics`: every phase measured again (`remeasure`), with its curve point;
+    `settings.items` is the run's catalog size (what `reproduce` checks as documents)."""
+    phases = remeasure(run, samples, item_samples)
+    return {"run": str(run.root), "eval_samples": samples, "item_samples": item_samples, "phases": phases,
+            "curve": curve(phases), "settings": {"items": len(read_json(run.split_path)["items"])}}
+
+
 def _grpo_step(phase: Mapping) -> str:
     side = "query" if phase["phase"].startswith("rl-query") else "item"
     return step_name(phase["round"], f"rl_{side}")
