@@ -147,6 +147,18 @@ def test_phase2_rewards_metrics_resume_and_sync(
         assert len(after["val_F1_samples"]) == 4 and after["val_F1_samples"][0] == before["val"]["F1"]
         assert after["val_F1_mean"] == round(sum(after["val_F1_samples"]) / 4, 4)
         assert after["val"] == before["val"] and after["mean_reward"] == before["mean_reward"]
+    # 4c. the prompting baseline: the base model's keywords, scored with the same samples
+    with_base = _invoke(["train", "metrics", "--run", "rl-e2e", "--eval-samples", "2", "--item-samples", "2",
+                         "--zero-shot", "--json"], runs)
+    assert with_base.exit_code == 0, with_base.output
+    based = json.loads(with_base.stdout)
+    zero = based["phases"][0]
+    assert zero["phase"] == "zero-shot" and len(zero["val_F1_samples"]) == 4 and "zero-shot" in based["curve"]
+    assert based["phases"][1:] == again  # the trained phases as before
+    folder = run.round_dir(0) / "zero-shot"
+    assert sorted(p.name for p in folder.glob("*.jsonl")) == [
+        "item_keywords.jsonl", "item_keywords.sample-1.jsonl", "query_keywords.jsonl", "query_keywords.sample-1.jsonl"]
+    assert sorted(read_keyword_file(folder / "item_keywords.jsonl")) == sorted(split["items"])
     for round_ in (0, 1):
         assert (run.round_dir(round_) / "query_keywords.sample-1.jsonl").is_file()
         extra = read_keyword_file(run.round_dir(round_) / "item_keywords.sample-1.jsonl")

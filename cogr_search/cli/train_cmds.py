@@ -297,14 +297,18 @@ def rl(run_name: str, runs_dir: Path | None, preset: str | None, config_flags: C
               help="Query keyword samples (seeds) per phase: their mean and range show the sampling noise.")
 @click.option("--item-samples", type=click.IntRange(min=1), default=1, show_default=True,
               help="Item index samples (seeds) per phase; every pair with the query samples is scored.")
+@click.option("--zero-shot", is_flag=True,
+              help="Also score the prompting baseline: the base model writing both sides' keywords (no SFT, no RL), "
+                   "with the same samples, kept in round-0/zero-shot/.")
 @json_output
-def metrics(run_name: str, runs_dir: Path | None, eval_samples: int, item_samples: int, as_json: bool) -> None:
+def metrics(run_name: str, runs_dir: Path | None, eval_samples: int, item_samples: int, zero_shot: bool,
+            as_json: bool) -> None:
     """Measure every recorded phase again with several query keyword and item index
     samples (no retraining): the mean over all pairs is what phases are compared by."""
 
     run = RunDir.open(run_name, runs_dir)
     with contextlib.redirect_stdout(sys.stderr):
-        report = metrics_report(run, eval_samples, item_samples)
+        report = metrics_report(run, eval_samples, item_samples, zero_shot)
     if as_json:
         emit_json(report)
         return

@@ -423,6 +423,13 @@ def _phase_entry(ctx: _Context, phase: str, round_: int, item_round: int, query_
     `{val,train}_F1_mean` is their mean: the figure to compare phases by."""
     query_paths = query_sample_paths(ctx.run, query_round, ctx.config.eval_samples)
     item_paths = item_sample_paths(ctx.run, item_round, ctx.config.item_samples)
+    return {**_scored_entry(ctx, phase, round_, query_paths, item_paths, grpo),
+            "item_keywords_round": item_round, "query_keywords_round": query_round}
+
+
+def _scored_entry(ctx: _Context, phase: str, round_: int, query_paths: Sequence[Path], item_paths: Sequence[Path],
+                  grpo: Mapping) -> dict:
+    """Every (item index sample, query sample) pair of keyword files scored on the shadow index."""
     query_keywords = [read_keyword_file(path) for path in query_paths]
     scores: dict[str, list[dict]] = {"val": [], "train": []}
     for item_path in item_paths:
@@ -436,8 +443,6 @@ def _phase_entry(ctx: _Context, phase: str, round_: int, item_round: int, query_
     entry = {
         "phase": phase,
         "round": round_,
-        "item_keywords_round": item_round,
-        "query_keywords_round": query_round,
         "val": scores["val"][0],
         "train": scores["train"][0],
         "mean_reward": grpo.get("mean_reward"),
@@ -497,10 +502,45 @@ def curve(phases: Sequence[Mapping]) -> dict[str, dict]:
     return points
 
 
-def metrics_report(run: RunDir, samples: int, item_samples: int = 1) -> dict:
-    """`train metrics`: every phase measured again (`remeasure`), with its curve point;
-    `settings.items` is the run's catalog size (what `reproduce` checks as documents)."""
+ZERO_SHOT = "zero-shot"
+
+
+def zero_shot_entry(run: RunDir, samples: int, item_samples: int = 1, progress: bool = False,
+                    echo: Callable[[str], None] = _stderr) -> dict:
+    """The prompting baseline, scored like a phase: the run's base model (no SFT, no RL)
+    writes both sides' keywords with the run's prompts (few-shot where Phase 1 prompted it
+    so), sampled as the trained generators are, into round-0/zero-shot/ (resumable).
+
+    Why: recent work finds that prompting alone often matches RL-trained rewriting, so a
+    learning curve means something only next to this point."""
+    path = run.root / RL_CONFIG_FILE
+    config = Phase2Config.from_json(read_json(path), origin=str(path)) if path.exists() else Phase2Config()
+    ctx = open_context(run, config.model_copy(update={"eval_samples": samples, "item_samples": item_samples}),
+                       progress=progress, echo=echo)
+    folder, base, few_shot = run.round_dir(0) / ZERO_SHOT, Path(ctx.phase1.model), ctx.phase1.few_shot_init
+    queries = [ctx.dataset.queries[q] for part in ("train_queries", "val_queries") for q in ctx.split[part]]
+    sides = {
+        "query": (query_requests(ctx.prompts, queries, ctx.phase1.query_top_n, few_shot=few_shot,
+                                 context=run.stored_context()), EVAL, samples),
+        "item": (item_requests(ctx.prompts, [ctx.dataset.items[i] for i in ctx.split["items"]],
+                               ctx.phase1.item_keywords, few_shot=few_shot), INDEX, item_samples),
+    }
+    paths: dict[str, list[Path]] = {}
+    with run.lock():
+        for side, (requests, params, count) in sides.items():
+            paths[side] = [folder / f"{side}_keywords{f'.sample-{k}' if k else ''}.jsonl" for k in range(count)]
+            for k, out in enumerate(paths[side]):
+                _generate(ctx, base, requests, out, params, f"zero-shot {side} keywords (sample {k})", seed_offset=k)
+    return _scored_entry(ctx, ZERO_SHOT, 0, paths["query"], paths["item"], {})
+
+
+def metrics_report(run: RunDir, samples: int, item_samples: int = 1, zero_shot: bool = False) -> dict:
+    """`train metrics`: every phase measured again (`remeasure`), with its curve point, the
+    prompting baseline first with `zero_shot`; `settings.items` is the run's catalog size
+    (what `reproduce` checks as documents)."""
     phases = remeasure(run, samples, item_samples)
+    if zero_shot:
+        phases = [zero_shot_entry(run, samples, item_samples), *phases]
     return {"run": str(run.root), "eval_samples": samples, "item_samples": item_samples, "phases": phases,
             "curve": curve(phases), "settings": {"items": len(read_json(run.split_path)["items"])}}
 
