@@ -19,6 +19,7 @@ The search and ingest tests run on both OpenSearch lines.
 from __future__ import annotations
 
 import base64
+import contextlib
 import gzip
 import hashlib
 import json
@@ -207,6 +208,22 @@ def test_bench_refuses_to_time_a_pipeline_that_falls_back(cluster: Cluster, depl
     assert outcome.exit_code != 0 and "--in-cluster" in outcome.output, outcome.output
 
 
+@contextlib.contextmanager
+def _deployment(cluster: Cluster, opensearch_url: str, run_root: Path, alias: str, pipeline: str) -> Iterator[None]:
+    """`index create --pipelines --run` of `alias`, with the ingest pipeline `<pipeline>-ingest`
+    and the search pipeline `pipeline`; both and the alias's versions removed afterwards."""
+    result = CliRunner().invoke(cli, ["index", "create", "--index", alias, "--pipelines", "--run", str(run_root),
+                                      "--ingest-pipeline", f"{pipeline}-ingest", "--search-pipeline", pipeline,
+                                      "--cluster-url", opensearch_url])
+    assert result.exit_code == 0, result.output
+    try:
+        yield
+    finally:
+        cluster.client.transport.perform_request("DELETE", f"/_ingest/pipeline/{pipeline}-ingest", params={"ignore": 404})
+        cluster.client.transport.perform_request("DELETE", f"/_search/pipeline/{pipeline}", params={"ignore": 404})
+        cluster.client.indices.delete(index=f"{alias}--r*", ignore=[404])
+
+
 WIDE_K_MAX = 40
 SHARED_KEYWORDS = [f"shared keyword {n}" for n in range(28)]
 
@@ -230,11 +247,7 @@ def test_the_pipelines_serve_at_the_runs_k_max(cluster: Cluster, opensearch_url:
     the Python item student's sets at k_max 40, longer than 30, and queries expand as the
     Python API does."""
     alias = "t-incluster-wide"
-    result = CliRunner().invoke(cli, ["index", "create", "--index", alias, "--pipelines", "--run", str(wide_run.root),
-                                      "--ingest-pipeline", "t-icw-ingest", "--search-pipeline", "t-icw",
-                                      "--cluster-url", opensearch_url])
-    assert result.exit_code == 0, result.output
-    try:
+    with _deployment(cluster, opensearch_url, wide_run.root, alias, "t-icw"):
         dataset = load_dataset(sample_catalog_path())
         items = list(dataset.items.values())[:40]
         report = ingest_items(cluster, alias, items, chunk_size=40, progress=False, pipeline="t-icw-ingest")
@@ -260,10 +273,6 @@ def test_the_pipelines_serve_at_the_runs_k_max(cluster: Cluster, opensearch_url:
         # k_max is checked where the node holds it: the stored processor config
         stored = cluster.client.transport.perform_request("GET", "/_search/pipeline/t-icw")["t-icw"]
         assert stored["request_processors"][0]["cogr_expand"]["k_max"] == WIDE_K_MAX
-    finally:
-        cluster.client.transport.perform_request("DELETE", "/_ingest/pipeline/t-icw-ingest", params={"ignore": 404})
-        cluster.client.transport.perform_request("DELETE", "/_search/pipeline/t-icw", params={"ignore": 404})
-        cluster.client.indices.delete(index=f"{alias}--r*", ignore=[404])
 
 
 @pytest.fixture(scope="module")
@@ -287,11 +296,7 @@ def test_the_plugin_gives_the_python_students_keywords_and_hits_on_home_depot_te
     the search pipeline return the Python API's hits, expanded."""
     run, catalog = home_depot_run
     alias = "t-incluster-hd"
-    result = CliRunner().invoke(cli, ["index", "create", "--index", alias, "--pipelines", "--run", str(run.root),
-                                      "--ingest-pipeline", "t-ichd-ingest", "--search-pipeline", "t-ichd",
-                                      "--cluster-url", opensearch_url])
-    assert result.exit_code == 0, result.output
-    try:
+    with _deployment(cluster, opensearch_url, run.root, alias, "t-ichd"):
         dataset = load_dataset(catalog)
         items = list(dataset.items.values())
         report = ingest_items(cluster, alias, items, chunk_size=64, progress=False, pipeline="t-ichd-ingest")
@@ -313,7 +318,3 @@ def test_the_plugin_gives_the_python_students_keywords_and_hits_on_home_depot_te
             assert status["expanded"] is True, status
             assert status["queries"] == [{"text": query.text, "keywords": expected.representation}], query.text
             assert [h[0] for h in _ranked(response)] == [h.id for h in expected.hits], query.text
-    finally:
-        cluster.client.transport.perform_request("DELETE", "/_ingest/pipeline/t-ichd-ingest", params={"ignore": 404})
-        cluster.client.transport.perform_request("DELETE", "/_search/pipeline/t-ichd", params={"ignore": 404})
-        cluster.client.indices.delete(index=f"{alias}--r*", ignore=[404])
