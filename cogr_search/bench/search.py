@@ -66,11 +66,11 @@ def percentile(values: Sequence[float], q: float) -> float | None:
     return round(ordered[min(len(ordered) - 1, int(q / 100.0 * len(ordered)))], 3)
 
 
-class SearchClient:
+class _SearchClient:
     """POST `_search` bodies over one persistent connection; returns client-side ms."""
 
     @classmethod
-    def for_cluster(cls, cluster: Cluster) -> SearchClient:
+    def for_cluster(cls, cluster: Cluster) -> _SearchClient:
         """One connection to `cluster`, with its user and password where it has them."""
         settings, auth = cluster.settings, None
         if settings.cluster_user:
@@ -107,10 +107,10 @@ class SearchClient:
 def _query_texts(run: RunDir, data: Path | None, limit: int) -> tuple[list[str], str]:
     """Query texts from --data, else the run's own dataset, else the sample catalog."""
     source = data or Path(run.config().data or sample_catalog_path())
-    return query_texts(source if source.exists() else sample_catalog_path(), limit)
+    return _dataset_queries(source if source.exists() else sample_catalog_path(), limit)
 
 
-def query_texts(source: Path, limit: int) -> tuple[list[str], str]:
+def _dataset_queries(source: Path, limit: int) -> tuple[list[str], str]:
     """The first `limit` distinct query texts of a labelled dataset, and where they came from."""
     texts = list(dict.fromkeys(q.text for q in load_dataset(source).queries.values() if q.text.strip()))
     if not texts:
@@ -118,7 +118,7 @@ def query_texts(source: Path, limit: int) -> tuple[list[str], str]:
     return texts[:limit], str(source)
 
 
-def pipeline_state(client: SearchClient, name: str) -> str | None:
+def _pipeline_state(client: _SearchClient, name: str) -> str | None:
     """None when the search pipeline exists, else why the pipeline figures are null."""
     status, _, _ = client.request("GET", f"/_search/pipeline/{quote(name)}")
     if status == 200:
@@ -146,7 +146,7 @@ def run(
     """Measure everything once, in one process, against `alias` and a fresh service (with
     `in_cluster`: against `alias` and its in-cluster pipeline alone, no service, no run)."""
     if in_cluster:
-        texts, source = query_texts(data or sample_catalog_path(), max_queries)
+        texts, source = _dataset_queries(data or sample_catalog_path(), max_queries)
         result = search_latency(cluster, alias, pipeline, texts, passes=passes, field=field)
         result["settings"]["queries_from"] = source
         return result
@@ -158,8 +158,8 @@ def run(
     if alias_target(cluster, alias) is None:
         raise CogrError(f"alias {alias!r} does not exist: ingest and sync (or ingest --enrich) first")
     texts, source = _query_texts(run_dir, data, max_queries)
-    client = SearchClient.for_cluster(cluster)
-    pipeline_note = pipeline_state(client, pipeline)
+    client = _SearchClient.for_cluster(cluster)
+    pipeline_note = _pipeline_state(client, pipeline)
 
     # A long generation timeout: the warm-up expands every query, on cores others may be using.
     options = ("--round", str(round_), "--sides", "query", "--generation-timeout", str(WARM_UP_TIMEOUT_S))
@@ -230,7 +230,7 @@ def run(
     }
 
 
-def _expanded_search_ms(client: SearchClient, alias: str, body: dict, pipeline: str, text: str) -> float:
+def _expanded_search_ms(client: _SearchClient, alias: str, body: dict, pipeline: str, text: str) -> float:
     """One search through the pipeline; refused unless the plugin expanded it."""
     status, answer, elapsed = client.request("POST", f"/{quote(alias)}/_search?search_pipeline={quote(pipeline)}", body)
     if status != 200:
@@ -247,8 +247,8 @@ def search_latency(cluster: Cluster, alias: str, pipeline: str, texts: Sequence[
     """Plain BM25 and the in-cluster pipeline on the same `match` bodies, p50/p99 in ms."""
     if alias_target(cluster, alias) is None:
         raise CogrError(f"alias {alias!r} does not exist: ingest first")
-    client = SearchClient.for_cluster(cluster)
-    note = pipeline_state(client, pipeline)
+    client = _SearchClient.for_cluster(cluster)
+    note = _pipeline_state(client, pipeline)
     if note is not None:
         raise CogrError(note)
     bodies = {t: {"query": {"match": {field: t}}, "size": 10} for t in texts}
