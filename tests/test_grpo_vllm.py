@@ -39,6 +39,35 @@ def test_one_grpo_step_with_vllm_rollouts(tmp_path: Path) -> None:
     assert reward.completions == 4 and (tmp_path / "out" / "config.json").is_file()
 
 
+def _importance_ratios(tmp_path: Path, name: str, **sampling: float) -> list[float]:
+    """Two GRPO steps with vLLM rollouts; the mean importance ratio trl logged at each step."""
+    import json
+
+    from cogr_search.training.grpo import train_grpo
+
+    items = ItemIndex.build({"i1": ["lamp"], "i2": ["desk"]}, {"i1": "Lamp", "i2": "Desk"})
+    view = QueryView.build({"q1": ["lamp"]}, {"q1": "lamp"}, items, {"q1": {"i1"}})
+    rows = [{"prompt": [{"role": "user", "content": "Query: lamp"}], "query_id": "q1"}] * 4
+    config = GRPOSideConfig(learning_rate=1e-3, max_steps=2, num_generations=2, prompts_per_step=2,
+                            max_completion_length=16, lora=False, **sampling)
+    log = tmp_path / f"{name}.log"
+    train_grpo(_tiny_model(tmp_path / "tiny"), rows, QueryF1Reward(view), tmp_path / name, config,
+               progress=False, use_vllm=True, log_path=log)
+    entries = [json.loads(line) for line in log.read_text().splitlines()]
+    return [e["sampling/importance_sampling_ratio/mean"] for e in entries
+            if "sampling/importance_sampling_ratio/mean" in e]
+
+
+def test_vllm_rollouts_are_weighted_only_for_the_engines_gap(tmp_path: Path) -> None:
+    """Full-vocabulary sampling keeps trl's importance correction, and its ratio stays
+    near 1 across a weight sync: the engine samples the trainer's distribution. Under the
+    demo's top-k/top-p cut the ratio would measure the cut (0.03 in a demo run), so the
+    rollouts train on-policy, as transformers rollouts do: no ratio is applied or logged."""
+    full = _importance_ratios(tmp_path, "full")
+    assert len(full) == 2 and all(0.5 < ratio < 2.0 for ratio in full), full
+    assert _importance_ratios(tmp_path, "cut", temperature=0.7, top_p=0.8, top_k=20) == []
+
+
 def test_weights_synced_into_the_cpu_engine_reach_its_rollouts(tmp_path: Path) -> None:
     """vLLM's CPU engine samples from packed copies of its weights: after trl's sync
     (`load_weights`) and our repack, greedy rollouts equal those of an engine loaded from

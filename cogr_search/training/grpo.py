@@ -70,6 +70,21 @@ class GRPOResult:
         }
 
 
+def corrects_engine_mismatch(config: GRPOSideConfig) -> bool:
+    """Whether trl's importance-sampling correction of vLLM rollouts stays on.
+
+    trl weighs each rollout by exp(sum of trainer logprob - vLLM logprob) to undo the
+    numeric gap between the two engines. The trainer's logprobs cover the whole vocabulary
+    (temperature only); vLLM's `processed_logprobs` come after top-k/top-p, renormalised
+    over the kept tokens. Under a cut the ratio therefore measures the cut, not the
+    engines: in the demo preset's round-1 query phase (top-p 0.8, top-k 20, 40 tokens)
+    it averaged 0.03, so every gradient was ~30x smaller than with transformers rollouts,
+    which sample the same cut distribution and apply no correction. Without a cut (the
+    paper's Table 5 sampling) the ratio is the engines' gap alone, and the correction stays.
+    """
+    return config.top_p >= 1.0 and config.top_k == 0
+
+
 def train_grpo(
     model_path: Path,
     rows: Sequence[dict],
@@ -146,6 +161,7 @@ def train_grpo(
         scale_rewards=config.scale_rewards,
         use_vllm=vllm,
         vllm_mode="colocate",
+        vllm_importance_sampling_correction=vllm and corrects_engine_mismatch(config),
         logging_steps=1,
         **trainer_io_args(work_dir, config.save_steps, config.seed, progress),
     )
