@@ -51,11 +51,13 @@ def _importance_ratios(tmp_path: Path, name: str, **sampling: float) -> list[flo
     config = GRPOSideConfig(learning_rate=1e-3, max_steps=2, num_generations=2, prompts_per_step=2,
                             max_completion_length=16, lora=False, **sampling)
     log = tmp_path / f"{name}.log"
-    train_grpo(_tiny_model(tmp_path / "tiny"), rows, QueryF1Reward(view), tmp_path / name, config,
-               progress=False, use_vllm=True, log_path=log)
+    result = train_grpo(_tiny_model(tmp_path / "tiny"), rows, QueryF1Reward(view), tmp_path / name, config,
+                        progress=False, use_vllm=True, log_path=log)
     entries = [json.loads(line) for line in log.read_text().splitlines()]
-    return [e["sampling/importance_sampling_ratio/mean"] for e in entries
-            if "sampling/importance_sampling_ratio/mean" in e]
+    logged = [e["sampling/importance_sampling_ratio/mean"] for e in entries
+              if "sampling/importance_sampling_ratio/mean" in e]
+    assert result.importance_ratios == logged  # what the manifest keeps (`importance_ratio`)
+    return logged
 
 
 def test_vllm_rollouts_are_weighted_only_for_the_engines_gap(tmp_path: Path) -> None:

@@ -49,6 +49,7 @@ class GRPOResult:
     used_vllm: bool = False
     resumed_from: str | None = None
     rank_weights_sha256: list[str] = field(default_factory=list)  # each rank's trained weights (state_digest)
+    importance_ratios: list[float] = field(default_factory=list)  # trl's vLLM correction, per step, where on
 
     def as_dict(self) -> dict:
         def mean(values: list[float]) -> float | None:
@@ -67,7 +68,13 @@ class GRPOResult:
             "used_vllm": self.used_vllm,
             "resumed_from": self.resumed_from,
             "rank_weights_sha256": self.rank_weights_sha256,
+            "importance_ratio": mean(self.importance_ratios),
         }
+
+
+IMPORTANCE_RATIO = "sampling/importance_sampling_ratio/mean"
+"""trl's log key for the mean weight its vLLM correction gave a step's rollouts: far below 1,
+the rollouts barely move the weights (the manifest keeps it as `importance_ratio`)."""
 
 
 def corrects_engine_mismatch(config: GRPOSideConfig) -> bool:
@@ -200,4 +207,5 @@ def train_grpo(
         used_vllm=vllm,
         resumed_from=checkpoint.name if checkpoint else None,
         rank_weights_sha256=digests,
+        importance_ratios=[float(e[IMPORTANCE_RATIO]) for e in log if IMPORTANCE_RATIO in e],
     )
