@@ -43,7 +43,7 @@ def _importance_ratios(tmp_path: Path, name: str, **sampling: float) -> list[flo
     """Two GRPO steps with vLLM rollouts; the mean importance ratio trl logged at each step."""
     import json
 
-    from cogr_search.training.grpo import train_grpo
+    from cogr_search.training.grpo import IMPORTANCE_RATIO, train_grpo
 
     items = ItemIndex.build({"i1": ["lamp"], "i2": ["desk"]}, {"i1": "Lamp", "i2": "Desk"})
     view = QueryView.build({"q1": ["lamp"]}, {"q1": "lamp"}, items, {"q1": {"i1"}})
@@ -54,8 +54,7 @@ def _importance_ratios(tmp_path: Path, name: str, **sampling: float) -> list[flo
     result = train_grpo(_tiny_model(tmp_path / "tiny"), rows, QueryF1Reward(view), tmp_path / name, config,
                         progress=False, use_vllm=True, log_path=log)
     entries = [json.loads(line) for line in log.read_text().splitlines()]
-    logged = [e["sampling/importance_sampling_ratio/mean"] for e in entries
-              if "sampling/importance_sampling_ratio/mean" in e]
+    logged = [e[IMPORTANCE_RATIO] for e in entries if IMPORTANCE_RATIO in e]
     assert result.importance_ratios == logged  # what the manifest keeps (`importance_ratio`)
     return logged
 
