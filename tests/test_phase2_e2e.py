@@ -11,6 +11,7 @@ Kept tiny for 2 shared cores: 8 items, 8 training queries, 2 GRPO steps per side
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -154,8 +155,24 @@ def test_phase2_rewards_metrics_resume_and_sync(
     based = json.loads(with_base.stdout)
     zero = based["phases"][0]
     assert zero["phase"] == "zero-shot" and len(zero["val_F1_samples"]) == 4 and "zero-shot" in based["curve"]
-    assert based["phases"][1:] == again  # the trained phases as before
+    sides = {p["phase"]: p.pop("against_zero_shot") for p in based["phases"][1:]}
+    assert based["phases"][1:] == again  # the trained phases as before, each with its sides against zero-shot
+    assert {p: based["curve"][p]["against_zero_shot"] for p in sides} == sides
     folder = run.round_dir(0) / "zero-shot"
+    # each side against zero-shot is what `train metrics` scores for a copy of the run whose other side's files
+    # are the zero-shot ones: round 0's item files (SFT's index) and round 1's query files (rl-item-1's queries)
+    swapped = runs / "rl-e2e-swapped"
+    shutil.copytree(run.root, swapped)
+    for name in ("item_keywords.jsonl", "item_keywords.sample-1.jsonl"):
+        shutil.copy(folder / name, swapped / "round-0" / name)
+    for name in ("query_keywords.jsonl", "query_keywords.sample-1.jsonl"):
+        shutil.copy(folder / name, swapped / "round-1" / name)
+    crossed = _invoke(["train", "metrics", "--run", "rl-e2e-swapped", "--eval-samples", "2", "--item-samples", "2",
+                       "--json"], runs)
+    assert crossed.exit_code == 0, crossed.output
+    points = json.loads(crossed.stdout)["curve"]
+    assert points["sft"]["mean"] == sides["sft"]["query"]
+    assert points["rl-item-1"]["mean"] == sides["rl-item-1"]["item"]
     assert sorted(p.name for p in folder.glob("*.jsonl")) == [
         "item_keywords.jsonl", "item_keywords.sample-1.jsonl", "query_keywords.jsonl", "query_keywords.sample-1.jsonl"]
     assert sorted(read_keyword_file(folder / "item_keywords.jsonl")) == sorted(split["items"])

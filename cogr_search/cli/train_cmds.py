@@ -299,7 +299,8 @@ def rl(run_name: str, runs_dir: Path | None, preset: str | None, config_flags: C
               help="Item index samples (seeds) per phase; every pair with the query samples is scored.")
 @click.option("--zero-shot", is_flag=True,
               help="Also score the prompting baseline: the base model writing both sides' keywords (no SFT, no RL), "
-                   "with the same samples, kept in round-0/zero-shot/.")
+                   "with the same samples, kept in round-0/zero-shot/; and each phase's sides against it (its "
+                   "queries on the zero-shot items, the zero-shot queries on its items).")
 @json_output
 def metrics(run_name: str, runs_dir: Path | None, eval_samples: int, item_samples: int, zero_shot: bool,
             as_json: bool) -> None:
@@ -314,8 +315,11 @@ def metrics(run_name: str, runs_dir: Path | None, eval_samples: int, item_sample
         return
     click.echo(f"run {run.name}: val F1 per phase over {eval_samples} query x {item_samples} item sample(s)")
     for phase, point in report["curve"].items():
+        sides = point.get("against_zero_shot")
         click.echo(f"  {phase:<14} mean {point['mean']:.4f}  range {point['min']:.4f}-{point['max']:.4f}  "
-                   f"train mean {point['train_mean']:.4f}")
+                   f"train mean {point['train_mean']:.4f}"
+                   + (f"  query side on zero-shot items {sides['query']:.4f}, item side under zero-shot queries "
+                      f"{sides['item']:.4f}" if sides else ""))
 
 
 @train.command("distill")

@@ -14,12 +14,12 @@ process (`cpu_engine_environment`): no spawned engine process, so callers need n
 
 from __future__ import annotations
 
+import gc
 import os
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from cogr_search.generators.backend import Generation, GeneratorBackend, Message, SamplingParams, gpu_available
-import gc
 from cogr_search.generators.hf_backend import cpu_has_fast_bf16
 from cogr_search.generators.threads import configure_torch_threads
 

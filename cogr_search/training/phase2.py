@@ -427,10 +427,10 @@ def _phase_entry(ctx: _Context, phase: str, round_: int, item_round: int, query_
             "item_keywords_round": item_round, "query_keywords_round": query_round}
 
 
-def _scored_entry(ctx: _Context, phase: str, round_: int, query_paths: Sequence[Path], item_paths: Sequence[Path],
-                  grpo: Mapping) -> dict:
-    """Every (item index sample, query sample) pair of keyword files scored on the shadow index."""
-    query_keywords = [read_keyword_file(path) for path in query_paths]
+def _pair_scores(ctx: _Context, query_keywords: Sequence[Mapping[str, list[str]]],
+                 item_paths: Sequence[Path]) -> dict[str, list[dict]]:
+    """Validation and training `set_metrics` of every (item index sample, query sample)
+    pair, item-major."""
     scores: dict[str, list[dict]] = {"val": [], "train": []}
     for item_path in item_paths:
         items = ItemIndex.build(read_keyword_file(item_path), ctx.titles(), ctx.k_max)
@@ -440,6 +440,20 @@ def _scored_entry(ctx: _Context, phase: str, round_: int, query_paths: Sequence[
                 view = QueryView.build({q: keywords.get(q, []) for q in texts}, texts, items, ctx.dataset.relevant(),
                                        ctx.k_max)
                 scores[name].append(set_metrics(view))
+    return scores
+
+
+def _mean_val_f1(ctx: _Context, query_paths: Sequence[Path], item_paths: Sequence[Path]) -> float:
+    """Mean validation F1 over every pair of the given query and item keyword samples."""
+    f1s = [v["F1"] for v in _pair_scores(ctx, [read_keyword_file(p) for p in query_paths], item_paths)["val"]]
+    return round(sum(f1s) / len(f1s), 4)
+
+
+def _scored_entry(ctx: _Context, phase: str, round_: int, query_paths: Sequence[Path], item_paths: Sequence[Path],
+                  grpo: Mapping) -> dict:
+    """Every (item index sample, query sample) pair of keyword files scored on the shadow index."""
+    query_keywords = [read_keyword_file(path) for path in query_paths]
+    scores = _pair_scores(ctx, query_keywords, item_paths)
     entry = {
         "phase": phase,
         "round": round_,
@@ -498,18 +512,20 @@ def curve(phases: Sequence[Mapping]) -> dict[str, dict]:
         samples = p.get("val_F1_samples") or [p["val"]["F1"]]
         points[p["phase"]] = {"mean": round(sum(samples) / len(samples), 4), "min": min(samples),
                               "max": max(samples), "samples": len(samples),
-                              "train_mean": p.get("train_F1_mean", p["train"]["F1"])}
+                              "train_mean": p.get("train_F1_mean", p["train"]["F1"]),
+                              **({"against_zero_shot": p["against_zero_shot"]} if "against_zero_shot" in p else {})}
     return points
 
 
 ZERO_SHOT = "zero-shot"
 
 
-def zero_shot_entry(run: RunDir, samples: int, item_samples: int = 1, progress: bool = False,
-                    echo: Callable[[str], None] = _stderr) -> dict:
-    """The prompting baseline, scored like a phase: the run's base model (no SFT, no RL)
-    writes both sides' keywords with the run's prompts (few-shot where Phase 1 prompted it
-    so), sampled as the trained generators are, into round-0/zero-shot/ (resumable).
+def zero_shot_files(run: RunDir, samples: int, item_samples: int = 1, progress: bool = False,
+                    echo: Callable[[str], None] = _stderr) -> tuple[_Context, dict[str, list[Path]]]:
+    """The prompting baseline's keyword files: the run's base model (no SFT, no RL) writes
+    both sides' keywords with the run's prompts (few-shot where Phase 1 prompted it so),
+    sampled as the trained generators are, into round-0/zero-shot/ (resumable). Returns the
+    measuring context with the files, `{"query": [...], "item": [...]}`.
 
     Why: recent work finds that prompting alone often matches RL-trained rewriting, so a
     learning curve means something only next to this point."""
@@ -531,16 +547,33 @@ def zero_shot_entry(run: RunDir, samples: int, item_samples: int = 1, progress: 
             paths[side] = [folder / f"{side}_keywords{f'.sample-{k}' if k else ''}.jsonl" for k in range(count)]
             for k, out in enumerate(paths[side]):
                 _generate(ctx, base, requests, out, params, f"zero-shot {side} keywords (sample {k})", seed_offset=k)
-    return _scored_entry(ctx, ZERO_SHOT, 0, paths["query"], paths["item"], {})
+    return ctx, paths
+
+
+def against_zero_shot(ctx: _Context, phase: Mapping, zero_shot: Mapping[str, Sequence[Path]]) -> dict[str, float]:
+    """Each side of a trained phase against the prompting baseline's other side: `query`
+    is the mean val F1 of the phase's query samples on the zero-shot item index, `item`
+    of the zero-shot queries on the phase's item index.
+
+    Why: a point below zero-shot does not say which generator lost ground; one side
+    above its baseline could still be deployed alone (the other side's keywords from the
+    base model)."""
+    queries = query_sample_paths(ctx.run, phase["query_keywords_round"], ctx.config.eval_samples)
+    items = item_sample_paths(ctx.run, phase["item_keywords_round"], ctx.config.item_samples)
+    return {"query": _mean_val_f1(ctx, queries, zero_shot["item"]),
+            "item": _mean_val_f1(ctx, zero_shot["query"], items)}
 
 
 def metrics_report(run: RunDir, samples: int, item_samples: int = 1, zero_shot: bool = False) -> dict:
-    """`train metrics`: every phase measured again (`remeasure`), with its curve point, the
-    prompting baseline first with `zero_shot`; `settings.items` is the run's catalog size
-    (what `reproduce` checks as documents)."""
+    """`train metrics`: every phase measured again (`remeasure`), with its curve point; with
+    `zero_shot`, the prompting baseline first and each trained phase's sides against it
+    (`against_zero_shot`); `settings.items` is the run's catalog size (what `reproduce`
+    checks as documents)."""
     phases = remeasure(run, samples, item_samples)
     if zero_shot:
-        phases = [zero_shot_entry(run, samples, item_samples), *phases]
+        ctx, files = zero_shot_files(run, samples, item_samples)
+        baseline = _scored_entry(ctx, ZERO_SHOT, 0, files["query"], files["item"], {})
+        phases = [baseline, *({**p, "against_zero_shot": against_zero_shot(ctx, p, files)} for p in phases)]
     return {"run": str(run.root), "eval_samples": samples, "item_samples": item_samples, "phases": phases,
             "curve": curve(phases), "settings": {"items": len(read_json(run.split_path)["items"])}}
 
