@@ -18,12 +18,14 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
     COGR_SERVE_PORT=8300
 
 WORKDIR /app
-# Dependencies first, in their own layer: a code change does not reinstall torch.
-COPY pyproject.toml constraints.txt README.md ./
+# Dependencies first, in their own layer: a code change does not reinstall torch, nor does a
+# README change (pyproject.toml names it, so an empty one stands in for the install).
+COPY pyproject.toml constraints.txt ./
 RUN python3 -m venv /opt/cogr \
-    && mkdir -p cogr_search && touch cogr_search/__init__.py \
+    && mkdir -p cogr_search && touch cogr_search/__init__.py README.md \
     && pip install -q -c constraints.txt '.[train,serve]' \
-    && pip uninstall -q -y cogr-search && rm -rf cogr_search build *.egg-info
+    && pip uninstall -q -y cogr-search && rm -rf cogr_search build *.egg-info README.md
+COPY README.md ./
 COPY cogr_search ./cogr_search
 RUN pip install -q --no-deps -c constraints.txt . && rm -rf build *.egg-info \
     && useradd --system --uid 10001 cogr

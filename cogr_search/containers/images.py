@@ -32,6 +32,7 @@ from pathlib import Path
 from cogr_search.containers.engine import BASE_SUITES, EngineError, base_image, engine, engine_command
 from cogr_search.errors import CogrError
 from cogr_search.localnode import ELASTICSEARCH, OPENSEARCH, OPENSEARCH_3, EngineLine, ensure_built
+from cogr_search.localnode.build import file_lock
 from cogr_search.localnode.distribution import maven_zip, unpack_stock
 
 REPO = Path(__file__).resolve().parents[2]
@@ -41,6 +42,9 @@ HOST_CA_BUNDLE = Path("/etc/ssl/certs/ca-certificates.crt")
 """Mounted read-only into builds that download: a host behind a TLS-inspecting proxy trusts
 its CA there, and the image must not bake that CA in."""
 SERVE_FILES = ("pyproject.toml", "constraints.txt", "README.md")
+IMAGES_LOCK = Path("/var/tmp/cogr-search-images.lock")
+BUILD_CONTAINER_SUFFIX = "-working-container"
+"""How buildah names the container a build writes in (``<image>-working-container``)."""
 
 
 @dataclass(frozen=True)
@@ -60,6 +64,10 @@ class Image:
     build_args: dict[str, str] = field(default_factory=dict)
     suite: str = ""
     volumes: tuple[str, ...] = ()
+    space_gb: float = 2.0
+    """Free space the build needs in the engine's storage: the build writes its layers once in
+    the working container and once more when it commits them (the service's torch layer is
+    5.5 GB)."""
 
 
 def _files(paths: Iterable[Path]) -> Iterable[Path]:
@@ -106,7 +114,9 @@ def _build(image: Image, digest: str) -> None:
     with tempfile.TemporaryDirectory(prefix="cogr-image-", dir="/var/tmp") as tmp:
         context = Path(tmp)
         image.stage(context)
-        args = ["build", "-q", "-f", str(DOCKER / image.dockerfile), "-t", image.name, "--label", label]
+        # --force-rm: a failed build (a full disk, an interrupt) leaves no working container
+        # holding its half-written layers.
+        args = ["build", "-q", "--force-rm", "-f", str(DOCKER / image.dockerfile), "-t", image.name, "--label", label]
         for key, value in image.build_args.items():
             args += ["--build-arg", f"{key}={value}"]
         for volume in image.volumes:
@@ -115,20 +125,73 @@ def _build(image: Image, digest: str) -> None:
 
 
 def ensure_images(images: list[Image], log: Callable[[str], None] = print) -> dict[str, str]:
-    """Build what changed, in order (a parent before its children); every image's hash by name."""
+    """Build what changed, in order (a parent before its children); every image's hash by name.
+
+    One builder at a time (a file lock): the clean-up of an interrupted build's leftovers
+    must not take a build that is running."""
     hashes: dict[str, str] = {}
-    for image in images:
-        digest = content_hash(image, hashes.get(image.parent or "", image.parent or ""))
-        hashes[image.name] = digest
-        if built_hash(image.name) == digest:
-            log(f"{image.name}: up to date ({digest})")
-            continue
-        log(f"{image.name}: building ({digest})")
-        replaced = image_id(image.name)
-        _build(image, digest)
-        if replaced and replaced != image_id(image.name):
-            _remove_quietly(replaced)
+    with file_lock(IMAGES_LOCK):
+        for image in images:
+            digest = content_hash(image, hashes.get(image.parent or "", image.parent or ""))
+            hashes[image.name] = digest
+            if built_hash(image.name) == digest:
+                log(f"{image.name}: up to date ({digest})")
+                continue
+            log(f"{image.name}: building ({digest})")
+            for line in reclaim_build_space():
+                log(line)
+            check_free_space(image)
+            replaced = image_id(image.name)
+            _build(image, digest)
+            if replaced and replaced != image_id(image.name):
+                _remove_quietly(replaced)
     return hashes
+
+
+def reclaim_build_space() -> list[str]:
+    """Remove what interrupted builds of the project's images left: buildah's working
+    containers (each holds the layers it was writing, 5.5 GB for the service's) and the
+    project's images nothing tags or builds on.
+
+    Why: podman keeps both after a build is killed, and a few of them fill a disk that had
+    room for every image (CI's `make test` failed so). Only the project's are touched: its
+    images carry the content-hash label, and a build's working container is named after the
+    image it started from. Docker keeps no working containers; its dangling images are pruned."""
+    removed: list[str] = []
+    if Path(engine_command()).name == "podman":
+        listed = engine("ps", "--all", "--external", "--format", "{{.ID}} {{.Names}}")
+        for container, _, name in (line.partition(" ") for line in listed.splitlines()):
+            if name.endswith(BUILD_CONTAINER_SUFFIX) and _is_ours(name.removesuffix(BUILD_CONTAINER_SUFFIX)):
+                engine("rm", "--force", container)
+                removed.append(f"removed the working container {name} of an interrupted build")
+    while pruned := engine("image", "prune", "--force", "--filter", f"label={HASH_LABEL}").split():
+        removed.append(f"removed {len(pruned)} of the project's dangling images")
+    return removed
+
+
+def _is_ours(started_from: str) -> bool:
+    """Whether a working container started from one of the project's images (its name, as
+    buildah shortens it, or an intermediate image's id)."""
+    return started_from.startswith("cogr-") or bool(built_hash(started_from))
+
+
+def check_free_space(image: Image) -> None:
+    """Stop before a build that cannot fit, with the numbers, rather than after minutes of it
+    with "no space left on device" from inside the engine."""
+    root = storage_root()
+    free_gb = shutil.disk_usage(root).free / 1e9
+    if free_gb < image.space_gb:
+        raise EngineError(f"building {image.name} needs about {image.space_gb:.0f} GB free in {root}; "
+                          f"{free_gb:.1f} GB are free")
+
+
+def storage_root() -> Path:
+    """Where the engine keeps its layers (podman: ``Store.GraphRoot``; Docker: ``DockerRootDir``)."""
+    field_name = ".Store.GraphRoot" if Path(engine_command()).name == "podman" else ".DockerRootDir"
+    root = Path(engine("info", "--format", f"{{{{{field_name}}}}}").strip())
+    while not root.exists():  # a fresh engine has not made its folder yet
+        root = root.parent
+    return root
 
 
 def image_id(name: str) -> str | None:
@@ -201,7 +264,7 @@ def _plugin_image(launcher: EngineLine, base: str) -> Image:
 def _serve_image(base: str) -> Image:
     sources = [REPO / name for name in SERVE_FILES] + [REPO / "cogr_search"]
     return Image(SERVE_IMAGE, "serve.Dockerfile", lambda: sources, lambda ctx: _copy(sources, ctx), parent=base,
-                 build_args={"BASE": base}, volumes=_download_volumes())
+                 build_args={"BASE": base}, volumes=_download_volumes(), space_gb=12.0)
 
 
 def _download_volumes() -> tuple[str, ...]:
