@@ -550,18 +550,25 @@ def zero_shot_files(run: RunDir, samples: int, item_samples: int = 1, progress: 
     return ctx, paths
 
 
-def against_zero_shot(ctx: _Context, phase: Mapping, zero_shot: Mapping[str, Sequence[Path]]) -> dict[str, float]:
+def against_zero_shot(ctx: _Context, phase: Mapping, zero_shot: Mapping[str, Sequence[Path]],
+                      scored: dict[tuple[str, int], float] | None = None) -> dict[str, float]:
     """Each side of a trained phase against the prompting baseline's other side: `query`
     is the mean val F1 of the phase's query samples on the zero-shot item index, `item`
     of the zero-shot queries on the phase's item index.
 
     Why: a point below zero-shot does not say which generator lost ground; one side
     above its baseline could still be deployed alone (the other side's keywords from the
-    base model)."""
-    queries = query_sample_paths(ctx.run, phase["query_keywords_round"], ctx.config.eval_samples)
-    items = item_sample_paths(ctx.run, phase["item_keywords_round"], ctx.config.item_samples)
-    return {"query": _mean_val_f1(ctx, queries, zero_shot["item"]),
-            "item": _mean_val_f1(ctx, zero_shot["query"], items)}
+    base model). `scored` keeps each (side, keyword round) across calls: a round's query
+    files serve rl-query-k and rl-item-k alike, so a curve scores each one once."""
+    scored = {} if scored is None else scored
+    query_round, item_round = phase["query_keywords_round"], phase["item_keywords_round"]
+    if ("query", query_round) not in scored:
+        queries = query_sample_paths(ctx.run, query_round, ctx.config.eval_samples)
+        scored["query", query_round] = _mean_val_f1(ctx, queries, zero_shot["item"])
+    if ("item", item_round) not in scored:
+        items = item_sample_paths(ctx.run, item_round, ctx.config.item_samples)
+        scored["item", item_round] = _mean_val_f1(ctx, zero_shot["query"], items)
+    return {"query": scored["query", query_round], "item": scored["item", item_round]}
 
 
 def metrics_report(run: RunDir, samples: int, item_samples: int = 1, zero_shot: bool = False) -> dict:
@@ -573,7 +580,8 @@ def metrics_report(run: RunDir, samples: int, item_samples: int = 1, zero_shot: 
     if zero_shot:
         ctx, files = zero_shot_files(run, samples, item_samples)
         baseline = _scored_entry(ctx, ZERO_SHOT, 0, files["query"], files["item"], {})
-        phases = [baseline, *({**p, "against_zero_shot": against_zero_shot(ctx, p, files)} for p in phases)]
+        scored: dict[tuple[str, int], float] = {}
+        phases = [baseline, *({**p, "against_zero_shot": against_zero_shot(ctx, p, files, scored)} for p in phases)]
     return {"run": str(run.root), "eval_samples": samples, "item_samples": item_samples, "phases": phases,
             "curve": curve(phases), "settings": {"items": len(read_json(run.split_path)["items"])}}
 
