@@ -75,6 +75,7 @@ def test_bench_rl_measures_both_rollout_engines_on_both_sides(small_model: Path,
     figures = _bench("rl", "--run", "bench", "--runs-dir", runs, "--steps", "2", "--num-generations", "2",
                      "--max-completion-length", "8", "--backend", "transformers,vllm")
     assert figures["backends"] == ["transformers", "vllm"]
+    assert figures["sampling"] == {"temperature": 1.0, "top_p": 1.0, "top_k": 0} and figures["importance_correction"]
     assert "query_grpo_step_s" not in figures  # the flat form is for one backend only
     _check_entries(figures)
     for entry in figures["results"]:
@@ -89,7 +90,10 @@ def test_bench_rl_measures_both_rollout_engines_on_both_sides(small_model: Path,
             assert entry["weight_sync_s"] is None and entry["repack_s"] is None
     # one backend: the same entries, and the flat figures of the form before the comparison
     one = _bench("rl", "--run", "bench", "--runs-dir", runs, "--steps", "2", "--num-generations", "2",
-                 "--max-completion-length", "8", "--backend", "transformers")
+                 "--max-completion-length", "8", "--backend", "transformers", "--temperature", "0.7", "--top-p", "0.8",
+                 "--top-k", "20")
+    # the demo preset's sampling: a cut, so no correction, as `train rl` decides (corrects_engine_mismatch)
+    assert one["sampling"] == {"temperature": 0.7, "top_p": 0.8, "top_k": 20} and not one["importance_correction"]
     assert [(entry["backend"], entry["side"]) for entry in one["results"]] == [("transformers", "query"),
                                                                            ("transformers", "item")]
     assert one["query_grpo_step_s"] == one["results"][0]["grpo_step_s"] and "vllm_over_transformers_query" not in one

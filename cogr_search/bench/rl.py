@@ -31,7 +31,7 @@ from cogr_search.runs.run_dir import RunDir
 from cogr_search.training.checkpoints import bf16_training
 import os
 from cogr_search.training import vllm_rollouts
-from cogr_search.training.grpo import train_grpo
+from cogr_search.training.grpo import corrects_engine_mismatch, train_grpo
 from cogr_search.training.phase2 import item_side, open_context, query_side
 from cogr_search.bench.generate import speedups
 from cogr_search.generators.backend_choice import resolve_backend
@@ -154,6 +154,9 @@ def run(run_name: str, runs_dir: Path | None, steps: int, config: GRPOSideConfig
         "train_layers": None if side_config.lora else side_config.train_layers,
         "precision": side_config.precision,
         "bf16": bf16_training(side_config.precision),
+        "sampling": {"temperature": side_config.temperature, "top_p": side_config.top_p, "top_k": side_config.top_k},
+        # with vLLM, trl's correction costs a forward pass of the completions a step
+        "importance_correction": corrects_engine_mismatch(side_config),
         "backends": engines,
         "load_avg_1m": [round(min(load), 2), round(max(load), 2)],
         "results": results,

@@ -250,10 +250,15 @@ def generate_bench(model: str | None, data: Path | None, backend: str, dtype: st
 @click.option("--backend", default="auto", show_default=True,
               help="Rollout engine: auto, transformers or vllm; a comma list (transformers,vllm) runs each side "
                    "once per engine, back to back: one entry per backend and side.")
+@click.option("--temperature", type=float, default=1.0, show_default=True, help="Rollout sampling temperature.")
+@click.option("--top-p", type=float, default=1.0, show_default=True,
+              help="Rollout nucleus cut (the demo preset: 0.8). Under a cut trl's vLLM correction is off, as in "
+                   "`train rl`, and a step has one forward pass fewer.")
+@click.option("--top-k", type=int, default=0, show_default=True, help="Rollout top-k cut (the demo preset: 20).")
 @json_output
 def rl_bench(run_name: str, runs_dir: Path | None, steps: int, num_generations: int, prompts_per_step: int,
              max_completion_length: int, train_layers: int, lora: bool, lora_layers: int, precision: str,
-             backend: str, as_json: bool) -> None:
+             backend: str, temperature: float, top_p: float, top_k: int, as_json: bool) -> None:
     """GRPO steps/s, completions/s and the rewards' share of step time, both sides."""
 
 
@@ -262,7 +267,7 @@ def rl_bench(run_name: str, runs_dir: Path | None, steps: int, num_generations: 
     config = GRPOSideConfig(
         learning_rate=1e-5, num_generations=num_generations, prompts_per_step=prompts_per_step,
         max_completion_length=max_completion_length, train_layers=train_layers, lora=lora,
-        lora_layers=lora_layers, precision=precision,
+        lora_layers=lora_layers, precision=precision, temperature=temperature, top_p=top_p, top_k=top_k,
     )
     with contextlib.redirect_stdout(sys.stderr):
         result = rl.run(run_name, runs_dir, steps, config, progress=progress_wanted(as_json), backends=backends)
