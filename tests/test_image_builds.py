@@ -15,9 +15,10 @@ import pytest
 
 from cogr_search.containers.engine import EngineError, base_image, engine, engine_command
 from cogr_search.containers.images import (
-    BUILD_CONTAINER_SUFFIX, Image, _build, check_free_space, ensure_images, local_images, reclaim_build_space,
-    storage_root, with_parents,
+    BUILD_CONTAINER_SUFFIX, IMAGES_LOCK, Image, _build, check_free_space, ensure_images, local_images,
+    reclaim_build_space, storage_root, with_parents,
 )
+from cogr_search.localnode.build import file_lock
 
 pytestmark = [pytest.mark.containers]
 
@@ -70,7 +71,8 @@ def test_an_interrupted_builds_working_container_is_removed_before_the_next_buil
         build.wait()
         left = _working_containers() - before
         assert left, "the killed build kept no working container: nothing to reclaim"
-        lines = reclaim_build_space()
+        with file_lock(IMAGES_LOCK):  # as ensure_images holds it: no build of the project runs meanwhile
+            lines = reclaim_build_space()
         assert not _working_containers()
         assert any(name in line for name in left for line in lines), lines
     finally:

@@ -130,6 +130,7 @@ def ensure_images(images: list[Image], log: Callable[[str], None] = print) -> di
     One builder at a time (a file lock): the clean-up of an interrupted build's leftovers
     must not take a build that is running."""
     hashes: dict[str, str] = {}
+    built = False
     with file_lock(IMAGES_LOCK):
         for image in images:
             digest = content_hash(image, hashes.get(image.parent or "", image.parent or ""))
@@ -143,8 +144,12 @@ def ensure_images(images: list[Image], log: Callable[[str], None] = print) -> di
             check_free_space(image)
             replaced = image_id(image.name)
             _build(image, digest)
+            built = True
             if replaced and replaced != image_id(image.name):
                 _remove_quietly(replaced)
+        if built:  # the layers of the images just replaced, no longer anyone's cache
+            for line in reclaim_build_space():
+                log(line)
     return hashes
 
 
