@@ -11,7 +11,7 @@ VLLM_CPU_DEPS := aiohttp blake3 cachetools cbor2 compressed-tensors depyf einops
                  partial-json-parser py-cpuinfo pybase64 python-json-logger pyzmq sentencepiece setproctitle \
                  tiktoken xgrammar
 
-.PHONY: setup demo test test-engine images opensearch-build opensearch3-build elasticsearch-build elasticsearch9-build model clean-node
+.PHONY: setup demo test test-slow test-all test-engine images opensearch-build opensearch3-build elasticsearch-build elasticsearch9-build model clean-node
 
 # Quiet: pip -q and Maven -q (its full log goes to a file a failure names), one line per
 # part that was built or skipped, and one summary line at the end.
@@ -100,5 +100,16 @@ test-engine: $(STAMP) opensearch-build opensearch3-build elasticsearch-build
 	  tail -n 1 $(ENGINE_LOG); $(BIN)/python -m cogr_search.containers.images --bases $(BASES); \
 	fi
 
+# The suite on two pytest-xdist workers (the cores here); tests of one engine line share a worker,
+# so each session node starts once (tests/conftest.py). `make test` leaves out the tests marked
+# `slow` (whole jobs, several processes or nodes of their own: 15 s or more each, two thirds of
+# the suite's time); `make test-slow` runs those, `make test-all` both. CI runs both (.ci/run).
+PYTEST := $(BIN)/python -m pytest -q -n 2 --dist loadgroup
 test: setup test-engine
-	$(BIN)/python -m pytest -q
+	$(PYTEST) -m "not slow"
+
+test-slow: setup test-engine
+	$(PYTEST) -m slow
+
+test-all: setup test-engine
+	$(PYTEST)

@@ -70,7 +70,7 @@ from cogr_search.localnode import (
 from cogr_search.localnode.stock import NodeExtras
 from cogr_search.localnode.java import jdk_for
 from cogr_search.settings import load_settings
-from tests.requirements_check import container_tests_out
+from tests.requirements_check import container_tests_out, require_containers_up_front
 
 # Test nodes live for seconds to minutes: a C1-only JIT halves a node's start-up CPU (11 s to
 # 5.5 s for OpenSearch, 13 s to 8.5 s for Elasticsearch on 2 cores), CPU the suite otherwise
@@ -125,8 +125,11 @@ def secure_chosen() -> bool:
 def pytest_configure(config: pytest.Config) -> None:
     """In secure mode: one CA, node certificate and admin password for the session, and the
     `COGR_CLUSTER_*` credentials in the environment before any test module is imported (some
-    copy `os.environ` for their subprocesses at import)."""
+    copy `os.environ` for their subprocesses at import). A pytest-xdist controller checks what
+    CI requires of the machine before it starts workers."""
     global _secure_dir
+    if getattr(config.option, "numprocesses", None) and not hasattr(config, "workerinput"):
+        require_containers_up_front()
     if not secure_chosen():
         return
     _secure_dir = Path(tempfile.mkdtemp(prefix="cogr-secure-tests-"))
@@ -177,11 +180,15 @@ def pytest_report_header(config: pytest.Config) -> str:
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
-    """The same line at the end, where -q shows it too."""
+    """The same line at the end, where -q shows it too; then, under pytest-xdist, the
+    workers' lines about what they left out."""
     terminalreporter.write_line(session_nodes_line())
+    for line in _notes_from_workers:
+        terminalreporter.write_line(line)
 
 
 @pytest.hookimpl(trylast=True)  # after pytest's own ordering by fixture, which the sort below keeps
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist's own hook reads the `xdist_group` marks
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Where no engine can build the images, the `containers` tests are deselected, in one line.
     In secure mode the parameters of lines without a secured node are deselected, in one line.
@@ -195,6 +202,20 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         out = set(unrunnable)
         _deselect(config, items, lambda item: item in out, line.replace("{", "{{").replace("}", "}}"))
     items.sort(key=_needs_a_node)
+    for item in items:
+        group = _worker_group(item)
+        if group:
+            item.add_marker(pytest.mark.xdist_group(group))
+
+
+def _worker_group(item: pytest.Item) -> str | None:
+    """Under pytest-xdist (`make test` runs two workers, `--dist loadgroup`), the tests that must
+    share one worker: those of one engine line, so that one worker starts that session node, not
+    each; and the container tests, which share the engine's images and containers."""
+    if item.get_closest_marker("containers"):
+        return "containers"
+    lines = lines_in_use([item])
+    return lines[0] if lines else None
 
 
 def _needs_a_node(item: pytest.Item) -> bool:
@@ -214,7 +235,27 @@ def _deselect(config: pytest.Config, items: list[pytest.Item], drop: Callable[[p
     if dropped:
         config.hook.pytest_deselected(items=dropped)
         items[:] = [item for item in items if not drop(item)]
-        print(line.format(n=len(dropped)))
+        _say(config, line.format(n=len(dropped)))
+
+
+SELECTION_NOTES = "cogr_selection_notes"
+_notes_from_workers: dict[str, None] = {}  # ordered, each line once
+
+
+def _say(config: pytest.Config, line: str) -> None:
+    """A line about what the run left out: printed now, or, in a pytest-xdist worker (whose
+    output nobody sees), handed to the controller, which prints each line once at the end."""
+    workeroutput = getattr(config, "workeroutput", None)
+    if workeroutput is None:
+        print(line)
+    else:
+        workeroutput.setdefault(SELECTION_NOTES, []).append(line)
+
+
+@pytest.hookimpl(optionalhook=True)  # pytest-xdist's hook: a worker has finished
+def pytest_testnodedown(node: object, error: object) -> None:
+    for line in getattr(node, "workeroutput", {}).get(SELECTION_NOTES, []):
+        _notes_from_workers.setdefault(line)
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
@@ -463,6 +504,9 @@ def nodes_started_early(request: pytest.FixtureRequest) -> Iterator[None]:
     thread, while the first tests (most need no node) run. Why: a node's start is seconds of
     JVM work the second core can do, where a test would otherwise wait for it. A test that
     asks for a node still starting waits on the node's lock, as for its own start."""
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        yield  # a worker does not know which node tests it will get: each node starts on first use
+        return
     handles = [request.getfixturevalue(NODE_HANDLES[line]) for line in lines_in_use(request.session.items)]
     thread = threading.Thread(target=_start_in_turn, args=([h for h in handles if h.local],),
                               name="nodes-started-early", daemon=True)

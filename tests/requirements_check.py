@@ -45,6 +45,15 @@ def shared_data_set(name: str) -> Path:
     pytest.skip(message)
 
 
+def require_containers_up_front() -> None:
+    """The check `container_tests_out` makes, for a pytest-xdist controller, which collects
+    nothing: where ``COGR_TEST_REQUIRE`` names ``containers``, the machine must be able to
+    build the images, whatever was selected (a worker's usage error would surface as an
+    internal-error traceback)."""
+    if required(CONTAINERS) and (reason := why_images_cannot_be_built()) is not None:
+        raise pytest.UsageError(f"COGR_TEST_REQUIRE names containers, but {reason}")
+
+
 def container_tests_out(items: list[pytest.Item]) -> tuple[list[pytest.Item], str | None]:
     """The items marked ``containers`` that this machine cannot run, and the one line that says
     why and how to enable them; ``([], None)`` where they can run (or none is selected).

@@ -18,6 +18,9 @@ from cogr_search.cli.main import cli
 from cogr_search.data import sample_catalog_path
 from tests.vllm_support import small_llama, vllm_installed  # noqa: F401 - vllm_installed: autouse fixture
 
+pytestmark = pytest.mark.slow
+
+
 @pytest.fixture(scope="module")
 def small_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The shared small llama (head size 64, which vLLM's CPU attention accepts)."""

@@ -149,6 +149,7 @@ def _problem(name: str, args: list[str], env: dict[str, str], expected: str) -> 
     return f"{name}: {problem}" if problem else None
 
 
+@pytest.mark.slow
 def test_bad_input_matrix_one_line_no_traceback_nothing_changed(
     cluster: Cluster, opensearch_url: str, index_name: str, tmp_path: Path
 ) -> None:
@@ -173,6 +174,7 @@ def test_bad_input_matrix_one_line_no_traceback_nothing_changed(
     assert (_index_state(cluster, index_name), _tree_digest(runs)) == before
 
 
+@pytest.mark.slow
 def test_cluster_mistakes_are_one_line_naming_the_url_and_send_nothing_but_the_probe(tmp_path: Path,
                                                                                       tiny_model: Path) -> None:
     """A URL that is not a search engine, the expansion service's port, TLS and plain HTTP

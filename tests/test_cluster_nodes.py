@@ -29,7 +29,7 @@ from cogr_search.localnode import multinode, process
 from tests.conftest import REPO_ROOT, connect_to
 from tests.test_sync_online import ENV, Writer, _assert_content, _catalog
 
-pytestmark = pytest.mark.opensearch
+pytestmark = [pytest.mark.opensearch, pytest.mark.slow]
 
 NODES = 3
 DEADLINE_S = 300

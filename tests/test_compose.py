@@ -39,7 +39,7 @@ from tests.conftest import REPO_ROOT, connect_to, free_port
 from tests.serve_support import make_base_run
 from tests.student_support import make_keyword_run
 
-pytestmark = [pytest.mark.containers]
+pytestmark = [pytest.mark.containers, pytest.mark.slow]
 
 COMPOSE_FILE = REPO_ROOT / "docker" / "compose.yaml"
 STUDENTS_COMPOSE_FILE = REPO_ROOT / "docker" / "compose-students.yaml"

@@ -15,7 +15,7 @@ from cogr_search.evaluation.methods import evaluate_cogr_run, split_of_run
 from cogr_search.cluster.indices import alias_target
 from cogr_search.settings import load_settings
 
-pytestmark = [pytest.mark.opensearch, pytest.mark.model]
+pytestmark = [pytest.mark.opensearch, pytest.mark.model, pytest.mark.slow]
 
 
 @pytest.fixture(scope="module")

@@ -185,6 +185,7 @@ def secured(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFac
         _cli(engine, "stop", "--secure", "--home", str(home), env=env)
 
 
+@pytest.mark.slow
 @pytest.mark.opensearch
 def test_roles_apply_looks_each_user_up_before_writing(secured: Secured, tmp_path: Path) -> None:
     alias = f"fh-typo-{secured.engine[:2]}"
@@ -201,6 +202,7 @@ def test_roles_apply_looks_each_user_up_before_writing(secured: Secured, tmp_pat
         assert "PUT _plugins/_security/api/internalusers/nobody-fh" in lines[0], lines[0]
 
 
+@pytest.mark.slow
 @pytest.mark.opensearch
 def test_roles_apply_by_a_non_admin_says_it_needs_a_security_admin(secured: Secured, tmp_path: Path) -> None:
     """A user with no role at all is refused at GET / (OpenSearch) in one line; one holding a
@@ -221,6 +223,7 @@ def test_roles_apply_by_a_non_admin_says_it_needs_a_security_admin(secured: Secu
     assert not secured.role_exists(f"cogr_writer_{alias}")
 
 
+@pytest.mark.slow
 @pytest.mark.opensearch
 def test_a_readers_refusal_names_the_role_of_its_alias(secured: Secured, tmp_path: Path) -> None:
     alias = f"fh-shop-{secured.engine[:2]}"
@@ -236,6 +239,7 @@ def test_a_readers_refusal_names_the_role_of_its_alias(secured: Secured, tmp_pat
 
 
 @pytest.mark.opensearch
+@pytest.mark.slow
 def test_a_wrong_ca_for_the_secured_node_names_the_variable(secured: Secured, tmp_path: Path) -> None:
     (tmp_path / "other").mkdir()
     make_certificates(tmp_path / "other")

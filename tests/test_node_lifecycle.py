@@ -26,7 +26,7 @@ from cogr_search.localnode import cleanup
 from cogr_search.localnode.runtime import runtime_dir
 from tests.conftest import REPO_ROOT, free_port
 
-pytestmark = pytest.mark.opensearch
+pytestmark = [pytest.mark.opensearch, pytest.mark.slow]
 
 # A password of the admin's form, written into the home before the first start (the node
 # keeps an existing one), so the watch knows what to look for.

@@ -30,6 +30,8 @@ from cogr_search.data.subset import judged_subset, write_beir
 from tests.requirements_check import shared_data_set
 from tests.serve_support import subprocess_env
 
+pytestmark = pytest.mark.slow
+
 REPO_ROOT = Path(__file__).resolve().parents[1]
 MARKER = "<!-- own-catalog walk"
 CPU_MODEL = os.environ.get("COGR_WALK_CPU_MODEL") == "1"

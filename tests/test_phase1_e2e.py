@@ -21,7 +21,7 @@ from cogr_search.runs.keyword_files import read_keyword_file
 from cogr_search.training import phase1
 from cogr_search.runs.run_dir import RunDir
 
-pytestmark = pytest.mark.model
+pytestmark = [pytest.mark.model, pytest.mark.slow]
 
 ARGS = [
     "train", "sft", "--data", str(sample_catalog_path()), "--run", "e2e",

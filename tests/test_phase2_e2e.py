@@ -27,7 +27,7 @@ from cogr_search.training import phase2
 from cogr_search.training.rewards import QueryF1Reward, completion_text
 from cogr_search.runs.run_dir import RunDir
 
-pytestmark = [pytest.mark.opensearch, pytest.mark.model]
+pytestmark = [pytest.mark.opensearch, pytest.mark.model, pytest.mark.slow]
 
 
 @pytest.fixture(scope="module")

@@ -55,6 +55,7 @@ def test_the_plugins_java_tests_pass(line: EngineLine) -> None:
         assert suite.get("skipped") == "0", suite.get("name")
 
 
+@pytest.mark.slow
 def test_the_java_students_give_what_python_gives_on_a_home_depot_run(tmp_path: Path) -> None:
     """The shared fixtures again, from a run on real Home Depot text (150 judged queries and
     their items, read from ../shared/data at run time, never committed): both models'

@@ -32,7 +32,7 @@ from cogr_search.settings import load_settings
 from tests.serve_support import ServiceProcess
 from tests.student_support import make_keyword_run
 
-pytestmark = pytest.mark.opensearch
+pytestmark = [pytest.mark.opensearch, pytest.mark.slow]
 
 TOKEN = "plugin-token-for-the-secured-test"
 SERVICE_CA = "cogr-service-ca.pem"

@@ -24,6 +24,8 @@ from cogr_search.generators.backend import INIT, Generation, GeneratorBackend, M
 from cogr_search.generators.batch_generate import GenerationRequest, generate_keyword_file
 from cogr_search.generators.batch_plan import pending_batches, plan_batches, rank_batches
 
+pytestmark = pytest.mark.slow
+
 REPO = Path(__file__).resolve().parents[1]
 
 

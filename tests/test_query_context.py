@@ -83,6 +83,7 @@ def test_titles_are_those_bm25_ranks_first(cluster: Cluster, index_name: str) ->
     assert all(len(t) == 4 for t in titles)
 
 
+@pytest.mark.slow
 @pytest.mark.opensearch
 @pytest.mark.model
 def test_phase1_with_search_results_in_the_query_prompt(

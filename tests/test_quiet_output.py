@@ -24,7 +24,7 @@ from cogr_search.data import sample_catalog_path
 from cogr_search.runs.config import SFTConfig
 from cogr_search.runs.run_dir import RunDir
 
-pytestmark = pytest.mark.model
+pytestmark = [pytest.mark.model, pytest.mark.slow]
 
 SAMPLE = str(sample_catalog_path())
 SFT = ["train", "sft", "--data", SAMPLE, "--run", "quiet", "--max-items", "6", "--max-queries", "6",

@@ -43,7 +43,7 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.model
+pytestmark = [pytest.mark.model, pytest.mark.slow]
 
 REPO = Path(__file__).resolve().parents[1]
 FP32_UNIT = 2.0 ** -24

@@ -40,7 +40,7 @@ from tests.test_secure_node import (  # noqa: F401 - secure_node is this module'
     secure_node,
 )
 
-pytestmark = pytest.mark.opensearch
+pytestmark = [pytest.mark.opensearch, pytest.mark.slow]
 ALIAS = "shop"
 NEIGHBOURS = ("shop-eu", "shop-retail")
 

@@ -39,7 +39,7 @@ from tests.serve_support import make_base_run
 from tests.conftest import REPO_ROOT
 from tests.student_support import make_keyword_run
 
-pytestmark = pytest.mark.opensearch
+pytestmark = [pytest.mark.opensearch, pytest.mark.slow]
 SECURED_ENGINES = ["opensearch", "elasticsearch"]
 
 

@@ -39,6 +39,7 @@ def _teacher_keywords(title: str, description: str) -> list[str]:
     return (words + ["home", "decor", "living", "room", "house", "modern", "classic", "style", "gift", "sale"])[:10]
 
 
+@pytest.mark.slow
 def test_the_served_index_and_queries_equal_the_shadow_index_of_the_run(
         tmp_path: Path, opensearch_cluster: Cluster, opensearch_url: str, index_name: str) -> None:
     dataset = load_dataset(sample_catalog_path())

@@ -37,6 +37,7 @@ def _examples() -> list[SFTExample]:
     return [SFTExample(prompts.item_messages(title, "", 10), assistant_text(kw)) for title, kw in rows]
 
 
+@pytest.mark.slow
 def test_lora_sft_resumes_after_a_crash_and_saves_a_plain_model(
     tmp_path: Path,
 ) -> None:
@@ -71,6 +72,7 @@ def _item_outputs(model: Path, titles: list[str]) -> list[str]:
         return [g.text for g in backend.generate([prompts.item_messages(t, "", 10) for t in titles], params, batch_size=4)]
 
 
+@pytest.mark.slow
 def test_full_sft_teaches_the_raw_model_the_keyword_list_format(tmp_path: Path) -> None:
     """What Phase 1 relies on: the raw CPU model answers an item prompt in prose, and four
     full fine-tuning steps on four examples make it write keyword lists for unseen titles."""

@@ -20,6 +20,7 @@ from tests.serve_support import subprocess_env
 
 NO_DAEMON = "Cannot connect to the Docker daemon at unix:///var/run/docker.sock. Is the docker daemon running?"
 CONTAINER_FILES = ["tests/test_container_nodes.py", "tests/test_compose.py"]
+FAST_TEST = "tests/test_suite_selection.py::test_an_absent_data_set_skips_with_its_path"  # a run needs one test to run
 
 
 def _docker(bin_dir: Path, info_exit: int) -> Path:
@@ -39,13 +40,22 @@ esac
 def _collect(bin_dir: Path, require: str | None) -> subprocess.CompletedProcess[str]:
     """The container test files collected with only ``bin_dir``'s docker as engine, and no
     debootstrap on PATH (/usr/sbin left out)."""
+    return _pytest(bin_dir, require, "--collect-only", *CONTAINER_FILES)
+
+
+def _on_two_workers(bin_dir: Path, require: str | None) -> subprocess.CompletedProcess[str]:
+    """The container test files and one quick test run as `make test` runs them: two workers."""
+    return _pytest(bin_dir, require, "-n", "2", "--dist", "loadgroup", FAST_TEST, *CONTAINER_FILES)
+
+
+def _pytest(bin_dir: Path, require: str | None, *args: str) -> subprocess.CompletedProcess[str]:
     env = subprocess_env()
     env.update(PATH=f"{bin_dir}:/usr/bin:/bin", COGR_CONTAINER_ENGINE="docker")
     env.pop("COGR_TEST_REQUIRE", None)
     env.pop("COGR_TEST_NODES", None)
     if require:
         env["COGR_TEST_REQUIRE"] = require
-    return subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", *CONTAINER_FILES],
+    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args],
                           cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=300, check=False)
 
 
@@ -59,6 +69,15 @@ def test_a_docker_without_a_daemon_deselects_the_container_tests_in_one_line(tmp
     assert "error" not in done.stdout.lower()
 
 
+def test_two_workers_say_it_once_at_the_end(tmp_path: Path) -> None:
+    """`make test` runs pytest-xdist workers, whose own output nobody sees: the controller says it."""
+    done = _on_two_workers(_docker(tmp_path / "bin", info_exit=1), None)
+    lines = [line for line in done.stdout.splitlines() if "container test(s) deselected" in line]
+    assert len(lines) == 1, done.stdout + done.stderr
+    assert f"`docker info` failed (exit 1): {NO_DAEMON}" in lines[0]
+    assert done.returncode == 0 and "1 passed" in done.stdout, done.stdout + done.stderr
+
+
 def test_a_docker_that_answers_but_cannot_debootstrap_deselects_them_too(tmp_path: Path) -> None:
     done = _collect(_docker(tmp_path / "bin", info_exit=0), require=None)
     (line,) = [line for line in done.stdout.splitlines() if "container test(s) deselected" in line]
@@ -69,6 +88,12 @@ def test_ci_fails_instead_of_deselecting(tmp_path: Path) -> None:
     done = _collect(_docker(tmp_path / "bin", info_exit=1), require="data,containers")
     assert done.returncode == 4, done.stdout + done.stderr  # pytest's usage error
     assert f"COGR_TEST_REQUIRE names containers, but `docker info` failed (exit 1): {NO_DAEMON}" in done.stderr
+
+
+def test_ci_fails_under_two_workers_too(tmp_path: Path) -> None:
+    done = _on_two_workers(_docker(tmp_path / "bin", info_exit=1), "data,containers")
+    assert done.returncode == 4, done.stdout + done.stderr  # the usage error, before any worker starts
+    assert f"COGR_TEST_REQUIRE names containers, but `docker info` failed (exit 1): {NO_DAEMON}" in done.stdout + done.stderr
 
 
 def test_an_absent_data_set_skips_with_its_path(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -176,6 +176,7 @@ def _wait_phase(cluster: Cluster, alias: str, proc: subprocess.Popen, phase: str
 KILL_PHASES = {"copy": (), "catch-up": (), "freeze": ("--catch-up-rounds", "0")}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("phase", [pytest.param(p, marks=secured) if p == "copy" else p for p in KILL_PHASES])
 def test_a_sync_killed_in_any_phase_leaves_writes_accepted_and_loses_nothing(
         cluster: Cluster, cluster_url: str, index_name: str, tmp_path: Path, phase: str) -> None:

@@ -31,7 +31,7 @@ from cogr_search.generators.prompts import load_prompts
 from cogr_search.runs.keyword_files import read_keyword_file
 from cogr_search.runs.run_dir import RunDir, read_json
 
-pytestmark = [pytest.mark.opensearch, pytest.mark.model]
+pytestmark = [pytest.mark.opensearch, pytest.mark.model, pytest.mark.slow]
 
 REPO = Path(__file__).resolve().parents[1]
 SFT = [
