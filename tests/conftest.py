@@ -238,6 +238,16 @@ def _deselect(config: pytest.Config, items: list[pytest.Item], drop: Callable[[p
         _say(config, line.format(n=len(dropped)))
 
 
+def pytest_deselected(items: list[pytest.Item]) -> None:
+    """Under `-m "not slow"` (`make test`), say how many slow tests were left out and where they
+    run: with pytest-xdist workers the count is not in pytest's own summary line."""
+    if not items or "slow" not in (items[0].config.option.markexpr or ""):
+        return
+    slow = sum(1 for item in items if item.get_closest_marker("slow"))
+    if slow:
+        _say(items[0].config, f"{slow} test(s) marked slow deselected: `make test-slow` runs them (CI runs both)")
+
+
 SELECTION_NOTES = "cogr_selection_notes"
 _notes_from_workers: dict[str, None] = {}  # ordered, each line once
 

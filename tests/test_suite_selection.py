@@ -21,6 +21,7 @@ from tests.serve_support import subprocess_env
 NO_DAEMON = "Cannot connect to the Docker daemon at unix:///var/run/docker.sock. Is the docker daemon running?"
 CONTAINER_FILES = ["tests/test_container_nodes.py", "tests/test_compose.py"]
 FAST_TEST = "tests/test_suite_selection.py::test_an_absent_data_set_skips_with_its_path"  # a run needs one test to run
+SLOW_TEST = "tests/test_bench_backends.py::test_bench_backend_lists_name_each_engine_once"  # in a module marked slow
 
 
 def _docker(bin_dir: Path, info_exit: int) -> Path:
@@ -75,6 +76,14 @@ def test_two_workers_say_it_once_at_the_end(tmp_path: Path) -> None:
     lines = [line for line in done.stdout.splitlines() if "container test(s) deselected" in line]
     assert len(lines) == 1, done.stdout + done.stderr
     assert f"`docker info` failed (exit 1): {NO_DAEMON}" in lines[0]
+    assert done.returncode == 0 and "1 passed" in done.stdout, done.stdout + done.stderr
+
+
+def test_make_tests_selection_says_how_many_slow_tests_it_left_out(tmp_path: Path) -> None:
+    done = _pytest(_docker(tmp_path / "bin", info_exit=1), None, "-n", "2", "--dist", "loadgroup", "-m", "not slow",
+                   FAST_TEST, SLOW_TEST)
+    lines = [line for line in done.stdout.splitlines() if "marked slow deselected" in line]
+    assert lines == ["1 test(s) marked slow deselected: `make test-slow` runs them (CI runs both)"], done.stdout
     assert done.returncode == 0 and "1 passed" in done.stdout, done.stdout + done.stderr
 
 
