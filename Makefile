@@ -100,11 +100,11 @@ test-engine: $(STAMP) opensearch-build opensearch3-build elasticsearch-build
 	  tail -n 1 $(ENGINE_LOG); $(BIN)/python -m cogr_search.containers.images --bases $(BASES); \
 	fi
 
-# The suite on two pytest-xdist workers (the cores here); tests of one engine line share a worker,
-# so each session node starts once (tests/conftest.py). `make test` leaves out the tests marked
+# The suite on two pytest-xdist workers (the cores here); each worker starts the session nodes its
+# tests use, on first use (tests/conftest.py). `make test` leaves out the tests marked
 # `slow` (whole jobs, several processes or nodes of their own: 15 s or more each, two thirds of
 # the suite's time); `make test-slow` runs those, `make test-all` both. CI runs both (.ci/run).
-PYTEST := $(BIN)/python -m pytest -q -n 2 --dist loadgroup
+PYTEST := $(BIN)/python -m pytest -q -n 2
 test: setup test-engine
 	$(PYTEST) -m "not slow"
 

@@ -188,7 +188,6 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
 
 
 @pytest.hookimpl(trylast=True)  # after pytest's own ordering by fixture, which the sort below keeps
-@pytest.hookimpl(tryfirst=True)  # before pytest-xdist's own hook reads the `xdist_group` marks
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Where no engine can build the images, the `containers` tests are deselected, in one line.
     In secure mode the parameters of lines without a secured node are deselected, in one line.
@@ -202,20 +201,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         out = set(unrunnable)
         _deselect(config, items, lambda item: item in out, line.replace("{", "{{").replace("}", "}}"))
     items.sort(key=_needs_a_node)
-    for item in items:
-        group = _worker_group(item)
-        if group:
-            item.add_marker(pytest.mark.xdist_group(group))
-
-
-def _worker_group(item: pytest.Item) -> str | None:
-    """Under pytest-xdist (`make test` runs two workers, `--dist loadgroup`), the tests that must
-    share one worker: those of one engine line, so that one worker starts that session node, not
-    each; and the container tests, which share the engine's images and containers."""
-    if item.get_closest_marker("containers"):
-        return "containers"
-    lines = lines_in_use([item])
-    return lines[0] if lines else None
 
 
 def _needs_a_node(item: pytest.Item) -> bool:
@@ -515,7 +500,7 @@ def nodes_started_early(request: pytest.FixtureRequest) -> Iterator[None]:
     JVM work the second core can do, where a test would otherwise wait for it. A test that
     asks for a node still starting waits on the node's lock, as for its own start."""
     if os.environ.get("PYTEST_XDIST_WORKER"):
-        yield  # a worker does not know which node tests it will get: each node starts on first use
+        yield  # a pytest-xdist worker does not know which tests it will get: its nodes start on first use
         return
     handles = [request.getfixturevalue(NODE_HANDLES[line]) for line in lines_in_use(request.session.items)]
     thread = threading.Thread(target=_start_in_turn, args=([h for h in handles if h.local],),

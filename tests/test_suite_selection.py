@@ -46,7 +46,7 @@ def _collect(bin_dir: Path, require: str | None) -> subprocess.CompletedProcess[
 
 def _on_two_workers(bin_dir: Path, require: str | None) -> subprocess.CompletedProcess[str]:
     """The container test files and one quick test run as `make test` runs them: two workers."""
-    return _pytest(bin_dir, require, "-n", "2", "--dist", "loadgroup", FAST_TEST, *CONTAINER_FILES)
+    return _pytest(bin_dir, require, "-n", "2", FAST_TEST, *CONTAINER_FILES)
 
 
 def _pytest(bin_dir: Path, require: str | None, *args: str) -> subprocess.CompletedProcess[str]:
@@ -80,7 +80,7 @@ def test_two_workers_say_it_once_at_the_end(tmp_path: Path) -> None:
 
 
 def test_make_tests_selection_says_how_many_slow_tests_it_left_out(tmp_path: Path) -> None:
-    done = _pytest(_docker(tmp_path / "bin", info_exit=1), None, "-n", "2", "--dist", "loadgroup", "-m", "not slow",
+    done = _pytest(_docker(tmp_path / "bin", info_exit=1), None, "-n", "2", "-m", "not slow",
                    FAST_TEST, SLOW_TEST)
     lines = [line for line in done.stdout.splitlines() if "marked slow deselected" in line]
     assert lines == ["1 test(s) marked slow deselected: `make test-slow` runs them (CI runs both)"], done.stdout
