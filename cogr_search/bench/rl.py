@@ -31,10 +31,9 @@ from cogr_search.runs.run_dir import RunDir
 from cogr_search.training.checkpoints import bf16_training
 import os
 from cogr_search.training import vllm_rollouts
-from cogr_search.training.grpo import corrects_engine_mismatch, train_grpo
+from cogr_search.training.grpo import corrects_engine_mismatch, rollout_backend, train_grpo
 from cogr_search.training.phase2 import item_side, open_context, query_side
 from cogr_search.bench.generate import speedups
-from cogr_search.generators.backend_choice import resolve_backend
 
 
 @contextlib.contextmanager
@@ -122,13 +121,13 @@ def _measure_side(ctx, side: str, config: GRPOSideConfig, out: Path, progress: b
 def run(run_name: str, runs_dir: Path | None, steps: int, config: GRPOSideConfig, progress: bool = False,
         backends: Sequence[str] = ("auto",)) -> dict:
     """GRPO speed of both sides on the run's data (round 1 against the round-0 indexes),
-    with each rollout engine of `backends` in turn (`resolve_backend`), one entry per
+    with each rollout engine of `backends` in turn (`rollout_backend`), one entry per
     backend and side in `results`. With one backend the figures also appear flat
     (`query_grpo_step_s`, ...), as before the side-by-side form."""
 
     run_dir = RunDir.open(run_name, runs_dir)
     run_dir.require_round(0)
-    engines = [resolve_backend(backend, job="rollouts") for backend in backends]
+    engines = [rollout_backend(backend, config) for backend in backends]
     threads = configure_torch_threads()
     side_config = config.model_copy(update={"max_steps": steps, "save_steps": 10_000})
     ctx = open_context(run_dir, Phase2Config(query=side_config, item=side_config))

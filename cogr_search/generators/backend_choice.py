@@ -31,24 +31,31 @@ def vllm_unavailable_reason() -> str | None:
     return None
 
 
-def vllm_is_faster_here(job: Job = "generate") -> bool:
+def vllm_is_faster_here(job: Job = "generate", corrected_lora: bool = False) -> bool:
     """Whether `auto` should pick vLLM for ``job``: on a GPU always; on a CPU only where vLLM's
     CPU build was measured faster than the transformers backend for that job. On a 2-core
     AVX-512 CPU its GRPO rollouts were 2.8x (query) and 4.1x (item) faster (benchmarks/rl.md),
     but its keyword files 0.7x as fast (benchmarks/generate.md: the sampler sorts the whole
     vocabulary per row and step), so there `auto` takes vLLM for rollouts and transformers for
-    keyword files. Unmeasured CPUs (AVX2 only) keep transformers for both."""
+    keyword files. Unmeasured CPUs (AVX2 only) keep transformers for both.
+
+    ``corrected_lora``: GRPO trains LoRA adapters with trl's importance correction of vLLM
+    rollouts on (sampling without a top-k/top-p cut). The correction adds a forward pass over
+    the whole model each step, which on a CPU ate the rollouts' gain: whole steps 1.15x
+    (query) and 0.81x (item), a net loss over a round (benchmarks/rl.md, "With the demo's
+    GRPO"), so there a CPU keeps transformers. Full fine-tuning under the same correction
+    still gained (1.21x and 2.01x), and a GPU pays the extra pass cheaply."""
     if vllm_unavailable_reason() is not None:
         return False
     if gpu_available():
         return True
-    return job == "rollouts" and cpu_flag("avx512f")
+    return job == "rollouts" and not corrected_lora and cpu_flag("avx512f")
 
 
 BACKENDS = ("auto", "transformers", "vllm")
 
 
-def resolve_backend(kind: str = "auto", job: Job = "generate") -> str:
+def resolve_backend(kind: str = "auto", job: Job = "generate", corrected_lora: bool = False) -> str:
     """`transformers` or `vllm` for a `--backend` value: `auto` reads `COGR_BACKEND`, then
     picks vLLM where it is installed and measured faster for ``job`` (`vllm_is_faster_here`)."""
     if kind == "auto":
@@ -56,7 +63,7 @@ def resolve_backend(kind: str = "auto", job: Job = "generate") -> str:
     if kind not in BACKENDS:
         raise InputError(f"--backend {kind}: choose one of {', '.join(BACKENDS)}")
     if kind == "auto":
-        kind = "vllm" if vllm_is_faster_here(job) else "transformers"
+        kind = "vllm" if vllm_is_faster_here(job, corrected_lora) else "transformers"
     if kind == "vllm":
         reason = vllm_unavailable_reason()
         if reason is not None:

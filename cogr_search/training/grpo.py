@@ -92,6 +92,12 @@ def corrects_engine_mismatch(config: GRPOSideConfig) -> bool:
     return config.top_p >= 1.0 and config.top_k == 0
 
 
+def rollout_backend(backend: str, config: GRPOSideConfig) -> str:
+    """The engine GRPO's rollouts run on for `--backend` (`resolve_backend`): `auto` weighs
+    whether trl's importance correction would run with LoRA (`vllm_is_faster_here`)."""
+    return resolve_backend(backend, job="rollouts", corrected_lora=config.lora and corrects_engine_mismatch(config))
+
+
 def train_grpo(
     model_path: Path,
     rows: Sequence[dict],
@@ -130,7 +136,7 @@ def train_grpo(
 
     configure_torch_threads()
     on_gpu = torch.cuda.is_available()
-    vllm = resolve_backend(backend, job="rollouts") == "vllm" if use_vllm is None else use_vllm
+    vllm = rollout_backend(backend, config) == "vllm" if use_vllm is None else use_vllm
     environ = dict(os.environ)  # put back after the rollout engine is closed (restore_environ)
     if vllm and not on_gpu:
         prepare_cpu_rollouts()
