@@ -101,10 +101,11 @@ def test_split_caps_queries_and_keeps_relevant_items_first() -> None:
     dataset = load_dataset(sample_catalog_path())
     split = select_split(dataset, _config(max_items=12, max_queries=5))
     assert len(split["train_queries"]) == 5 and len(split["items"]) == 12
-    assert not set(split["train_queries"]) & set(split["val_queries"])
+    assert split["val_queries"] and not set(split["train_queries"]) & set(split["val_queries"])
     relevant = dataset.relevant()
     items = set(split["items"])
     assert all(relevant[q] & items for q in split["train_queries"])  # every query keeps a relevant item
+    assert all(relevant[q] & items for q in split["val_queries"] if q in relevant)  # held-out ones too
     assert select_split(dataset, _config(max_items=12, max_queries=5)) == split  # seeded: reproducible
     full = select_split(dataset, _config(max_items=None, max_queries=None, val_fraction=0.0))
     assert full["val_queries"] == [] and len(full["items"]) == len(dataset.items)

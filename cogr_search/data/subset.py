@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import random
+from collections.abc import Sequence
 from pathlib import Path
 
 from cogr_search.atomic import atomic_open
@@ -34,6 +35,28 @@ def judged_subset(dataset: Dataset, n_queries: int, seed: int = 0) -> Dataset:
         labels={q: dict(dataset.labels[q]) for q in chosen},
         relevance_threshold=dataset.relevance_threshold,
         name=f"{dataset.name}-q{n_queries}-s{seed}",
+        path=dataset.path,
+        layout="beir",
+        threshold_source=dataset.threshold_source,
+    )
+
+
+def catalog_subset(dataset: Dataset, item_ids: Sequence[str], name: str) -> Dataset:
+    """Only the items `item_ids` (a capped run's catalog), with every query and the labels
+    of those items: a loadable folder to ingest, so BM25 searches the catalog the run's
+    keywords index. Score it with the source's labels (`eval --data SOURCE --run RUN`):
+    a relevant item outside the catalog then still counts in recall, as training's shadow
+    metrics count it (`QueryView.build`); this folder's labels would drop it."""
+    missing = [i for i in item_ids if i not in dataset.items]
+    if missing:
+        raise InputError(f"{dataset.path}: {len(missing)} catalog item id(s) are not items of it (e.g. {missing[0]!r})")
+    keep = set(item_ids)
+    return Dataset(
+        items={i: dataset.items[i] for i in item_ids},
+        queries=dict(dataset.queries),
+        labels={q: {i: s for i, s in graded.items() if i in keep} for q, graded in dataset.labels.items()},
+        relevance_threshold=dataset.relevance_threshold,
+        name=name,
         path=dataset.path,
         layout="beir",
         threshold_source=dataset.threshold_source,

@@ -160,12 +160,19 @@ def select_split(dataset: Dataset, config: Phase1Config) -> dict:
     """Training / validation queries (the data package's seeded split, so eval's
     `--split val` scores the same queries) and the items in use, under the caps.
 
-    With `max_items`, items relevant to the chosen training queries come first, taken
-    round-robin across queries so that every query keeps some relevant items; the rest
-    of the budget is filled with other items (seeded), which act as distractors.
+    With `max_items`, items relevant to the chosen queries come first, taken round-robin
+    across queries (training ones first in each pass) so that every query keeps some
+    relevant items; the rest of the budget is filled with other items (seeded), which act
+    as distractors. The validation queries are in because this catalog is the run's whole
+    world: picked for the training queries alone, a 2,000-item Crowdflower catalog held 5 of
+    the 1,649 items relevant to its validation queries, so every held-out F1, BM25's and
+    CoGR's alike, was capped near zero. Only catalog membership depends on them; no
+    validation label reaches a reward or a training example.
     With `items_sample` (`--items N`), every item judged for a training query is in
     (relevant or not: the judged non-relevant ones are the hard negatives the rewards
-    need), and the rest of the N are a seeded sample of the other items.
+    need), and the rest of the N are a seeded sample of the other items; that sample is
+    for training only, as `sync --items all` then writes the item student's keywords for
+    the rest of the catalog, where `eval` scores the held-out queries.
     """
     relevant = dataset.relevant()
     if config.val_fraction > 0 and len(dataset.queries) > 1:
@@ -182,7 +189,7 @@ def select_split(dataset: Dataset, config: Phase1Config) -> dict:
         val_ids = _sample(val_ids, config.max_queries, rng)
     items = sorted(dataset.items)
     if config.max_items is not None and config.max_items < len(items):
-        items = _items_for(train_ids, relevant, items, config.max_items, rng)
+        items = _items_for([*train_ids, *val_ids], relevant, items, config.max_items, rng)
     if config.items_sample is not None and config.items_sample < len(items):
         items = _sample_with_judged(dataset, train_ids, config.items_sample, rng)
     return {"train_queries": train_ids, "val_queries": val_ids, "items": items}

@@ -10,4 +10,5 @@ CLI, the demo and the Python API share one copy of each policy:
 - `round_sync`: which keyword files a round syncs, checked against the run's serving spec
   (`sync --round`, the round syncer of `train`);
 - `eval_options`: which `eval` options go together, and the run's k_max.
+- `data_subsets`: `data subset`, by seeded queries or to a run's catalog.
 """
