@@ -29,16 +29,7 @@ def judged_subset(dataset: Dataset, n_queries: int, seed: int = 0) -> Dataset:
         raise InputError(f"{dataset.path}: --queries {n_queries}, but only {len(candidates)} queries have a relevant item")
     chosen = sorted(random.Random(seed).sample(candidates, n_queries))
     item_ids = sorted({i for q in chosen for i in dataset.labels.get(q, {}) if i in dataset.items})
-    return Dataset(
-        items={i: dataset.items[i] for i in item_ids},
-        queries={q: dataset.queries[q] for q in chosen},
-        labels={q: dict(dataset.labels[q]) for q in chosen},
-        relevance_threshold=dataset.relevance_threshold,
-        name=f"{dataset.name}-q{n_queries}-s{seed}",
-        path=dataset.path,
-        layout="beir",
-        threshold_source=dataset.threshold_source,
-    )
+    return _restricted(dataset, item_ids, chosen, name=f"{dataset.name}-q{n_queries}-s{seed}")
 
 
 def catalog_subset(dataset: Dataset, item_ids: Sequence[str], name: str) -> Dataset:
@@ -50,11 +41,17 @@ def catalog_subset(dataset: Dataset, item_ids: Sequence[str], name: str) -> Data
     missing = [i for i in item_ids if i not in dataset.items]
     if missing:
         raise InputError(f"{dataset.path}: {len(missing)} catalog item id(s) are not items of it (e.g. {missing[0]!r})")
+    return _restricted(dataset, item_ids, list(dataset.queries), name=name)
+
+
+def _restricted(dataset: Dataset, item_ids: Sequence[str], query_ids: Sequence[str], name: str) -> Dataset:
+    """`dataset` cut to `item_ids` and `query_ids`, each label kept where both ends are kept:
+    a written qrels line then always names an item of the written corpus."""
     keep = set(item_ids)
     return Dataset(
         items={i: dataset.items[i] for i in item_ids},
-        queries=dict(dataset.queries),
-        labels={q: {i: s for i, s in graded.items() if i in keep} for q, graded in dataset.labels.items()},
+        queries={q: dataset.queries[q] for q in query_ids},
+        labels={q: {i: s for i, s in dataset.labels[q].items() if i in keep} for q in query_ids if q in dataset.labels},
         relevance_threshold=dataset.relevance_threshold,
         name=name,
         path=dataset.path,
