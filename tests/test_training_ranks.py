@@ -6,12 +6,16 @@ Checks that Phase 1 shards the base keywords and its file equals the single-proc
 one (per-row seeds), that SFT and one GRPO round of each side run data-parallel and say
 so in the manifest, that rank 0 alone writes (one summary, one row per id, one index
 version per synced round), that killing one rank mid-GRPO ends the run with one line
-naming it, and that one process then resumes the phase from its last checkpoint.
+naming it, that one process then resumes the phase from its last checkpoint, and that
+`train metrics --processes 2` writes the same samples and reports the same curve as one
+process.
 """
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -161,3 +165,20 @@ def test_two_processes_train_write_once_sync_once_and_resume_after_a_killed_rank
     assert steps["round-1/rl_query"]["processes"] == 2  # not redone
     assert alias_target(opensearch_cluster, index_name).startswith(f"{index_name}--r2-")
     assert len(_versions(opensearch_cluster, index_name, 2)) == 1
+
+    # 4. train metrics in two processes: the same extra samples (bytes) and the same report as
+    #    one process on a copy of the run; rank 0 alone prints it
+    shutil.copytree(runs, tmp_path / "single-runs")
+    measure = ["train", "metrics", "--run", "ranks", "--eval-samples", "2", "--item-samples", "2", "--zero-shot",
+               "--json"]
+    two = _run([*measure, "--processes", "2"], runs)
+    assert two.returncode == 0, two.stderr[-3000:]
+    one = _run(measure, tmp_path / "single-runs")
+    assert one.returncode == 0, one.stderr[-3000:]
+    two_report, one_report = json.loads(two.stdout), json.loads(one.stdout)  # one JSON document each
+    assert two_report["curve"] == one_report["curve"]
+    assert set(two_report["curve"]) == {"zero-shot", "sft", "rl-query-1", "rl-item-1", "rl-query-2", "rl-item-2"}
+    written = sorted(p.relative_to(runs) for p in runs.rglob("*.sample-*.jsonl"))
+    assert any("zero-shot" in str(p) for p in written) and any("round-2" in str(p) for p in written)
+    for relative in written:
+        assert (runs / relative).read_bytes() == (tmp_path / "single-runs" / relative).read_bytes(), relative

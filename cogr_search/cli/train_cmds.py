@@ -301,15 +301,20 @@ def rl(run_name: str, runs_dir: Path | None, preset: str | None, config_flags: C
               help="Also score the prompting baseline: the base model writing both sides' keywords (no SFT, no RL), "
                    "with the same samples, kept in round-0/zero-shot/; and each phase's sides against it (its "
                    "queries on the zero-shot items, the zero-shot queries on its items).")
+@processes_option
 @json_output
 def metrics(run_name: str, runs_dir: Path | None, eval_samples: int, item_samples: int, zero_shot: bool,
-            as_json: bool) -> None:
+            processes: int, as_json: bool) -> None:
     """Measure every recorded phase again with several query keyword and item index
     samples (no retraining): the mean over all pairs is what phases are compared by."""
 
     run = RunDir.open(run_name, runs_dir)
+    if launched(processes):
+        return
     with contextlib.redirect_stdout(sys.stderr):
-        report = metrics_report(run, eval_samples, item_samples, zero_shot)
+        report = metrics_report(run, eval_samples, item_samples, zero_shot, ranks=join())
+    if report is None:
+        return  # not rank 0: it shared the generation, rank 0 reports
     if as_json:
         emit_json(report)
         return

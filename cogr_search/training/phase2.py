@@ -476,7 +476,8 @@ def _scored_entry(ctx: _Context, phase: str, round_: int, query_paths: Sequence[
 
 
 def remeasure(
-    run: RunDir, samples: int, item_samples: int = 1, progress: bool = False, echo: Callable[[str], None] = _stderr
+    run: RunDir, samples: int, item_samples: int = 1, progress: bool = False, echo: Callable[[str], None] = _stderr,
+    ranks: Ranks | None = None,
 ) -> list[dict]:
     """Recompute every recorded phase's metrics with `samples` query keyword samples and
     `item_samples` item index samples.
@@ -487,20 +488,24 @@ def remeasure(
     path = run.root / RL_CONFIG_FILE
     config = Phase2Config.from_json(read_json(path), origin=str(path)) if path.exists() else Phase2Config()
     update = {"eval_samples": samples, "item_samples": item_samples}
-    ctx = open_context(run, config.model_copy(update=update), progress=progress, echo=echo)
-    with run.lock():
+    ranks = ranks or Ranks()
+    ctx = open_context(run, config.model_copy(update=update), progress=progress, echo=echo, ranks=ranks)
+    with ranks.main_only(run.lock()):
         for step, info in run.manifest()["steps"].items():
             phase = info.get("phase_metrics")
             if not phase:
                 continue
-            echo(f"[{run.name}] measuring {phase['phase']} with {samples} query x {item_samples} item sample(s) ...")
+            if ranks.is_main:
+                echo(f"[{run.name}] measuring {phase['phase']} with {samples} query x {item_samples} item sample(s) ...")
             _generate_extra_samples(ctx, phase["query_keywords_round"])
             _generate_item_samples(ctx, phase["item_keywords_round"])
+            if not ranks.is_main:
+                continue  # rank 0 scores and records; the others only shared the generation
             grpo = {} if phase["phase"] == "sft" else (run.step_info(_grpo_step(phase)) or {})
             entry = _phase_entry(ctx, phase["phase"], phase["round"], phase["item_keywords_round"],
                                  phase["query_keywords_round"], grpo)
             run.mark_done(step, **{**{k: v for k, v in info.items() if k != "completed_at"}, "phase_metrics": entry})
-        return write_metrics(run)
+        return write_metrics(run) if ranks.is_main else []
 
 
 def curve(phases: Sequence[Mapping]) -> dict[str, dict]:
@@ -521,7 +526,8 @@ ZERO_SHOT = "zero-shot"
 
 
 def zero_shot_files(run: RunDir, samples: int, item_samples: int = 1, progress: bool = False,
-                    echo: Callable[[str], None] = _stderr) -> tuple[_Context, dict[str, list[Path]]]:
+                    echo: Callable[[str], None] = _stderr,
+                    ranks: Ranks | None = None) -> tuple[_Context, dict[str, list[Path]]]:
     """The prompting baseline's keyword files: the run's base model (no SFT, no RL) writes
     both sides' keywords with the run's prompts (few-shot where Phase 1 prompted it so),
     sampled as the trained generators are, into round-0/zero-shot/ (resumable). Returns the
@@ -532,7 +538,7 @@ def zero_shot_files(run: RunDir, samples: int, item_samples: int = 1, progress: 
     path = run.root / RL_CONFIG_FILE
     config = Phase2Config.from_json(read_json(path), origin=str(path)) if path.exists() else Phase2Config()
     ctx = open_context(run, config.model_copy(update={"eval_samples": samples, "item_samples": item_samples}),
-                       progress=progress, echo=echo)
+                       progress=progress, echo=echo, ranks=ranks)
     folder, base, few_shot = run.round_dir(0) / ZERO_SHOT, Path(ctx.phase1.model), ctx.phase1.few_shot_init
     queries = [ctx.dataset.queries[q] for part in ("train_queries", "val_queries") for q in ctx.split[part]]
     sides = {
@@ -542,7 +548,7 @@ def zero_shot_files(run: RunDir, samples: int, item_samples: int = 1, progress: 
                                ctx.phase1.item_keywords, few_shot=few_shot), INDEX, item_samples),
     }
     paths: dict[str, list[Path]] = {}
-    with run.lock():
+    with ctx.ranks.main_only(run.lock()):
         for side, (requests, params, count) in sides.items():
             paths[side] = [folder / f"{side}_keywords{f'.sample-{k}' if k else ''}.jsonl" for k in range(count)]
             for k, out in enumerate(paths[side]):
@@ -571,17 +577,27 @@ def against_zero_shot(ctx: _Context, phase: Mapping, zero_shot: Mapping[str, Seq
     return {"query": scored["query", query_round], "item": scored["item", item_round]}
 
 
-def metrics_report(run: RunDir, samples: int, item_samples: int = 1, zero_shot: bool = False) -> dict:
+def metrics_report(run: RunDir, samples: int, item_samples: int = 1, zero_shot: bool = False,
+                   ranks: Ranks | None = None) -> dict | None:
     """`train metrics`: every phase measured again (`remeasure`), with its curve point; with
     `zero_shot`, the prompting baseline first and each trained phase's sides against it
     (`against_zero_shot`); `settings.items` is the run's catalog size (what `reproduce`
-    checks as documents)."""
-    phases = remeasure(run, samples, item_samples)
+    checks as documents).
+
+    Under several `ranks` every rank writes its share of the missing keyword samples (the
+    files are the same bytes at any process count) and rank 0 alone scores them and
+    returns the report; the others return None."""
+    ranks = ranks or Ranks()
+    phases = remeasure(run, samples, item_samples, ranks=ranks)
     if zero_shot:
-        ctx, files = zero_shot_files(run, samples, item_samples)
+        ctx, files = zero_shot_files(run, samples, item_samples, ranks=ranks)
+        if not ranks.is_main:
+            return None
         baseline = _scored_entry(ctx, ZERO_SHOT, 0, files["query"], files["item"], {})
         scored: dict[tuple[str, int], float] = {}
         phases = [baseline, *({**p, "against_zero_shot": against_zero_shot(ctx, p, files, scored)} for p in phases)]
+    if not ranks.is_main:
+        return None
     return {"run": str(run.root), "eval_samples": samples, "item_samples": item_samples, "phases": phases,
             "curve": curve(phases), "settings": {"items": len(read_json(run.split_path)["items"])}}
 
